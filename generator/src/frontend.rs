@@ -1,0 +1,165 @@
+//! The front end's public entry: from the path of `svc.yml` to a validated model, or to every
+//! problem found, rendered with positions.
+//!
+//! [`load`] does the I/O (and records every file it read, for `cargo:rerun-if-changed`); [`check`]
+//! is the same pipeline over files already in memory, for tests and tools.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::model::validate::validate;
+use crate::model::{Model, Valid};
+use crate::source::{FileId, Sources};
+use crate::syntax::config::{self, Config};
+use crate::syntax::sdl;
+
+/// A service that passed every check.
+#[derive(Debug)]
+pub struct Loaded {
+    pub model: Valid<Model>,
+    pub sources: Sources,
+    /// Every file read (absolute paths), for `cargo:rerun-if-changed`.
+    pub inputs: Vec<PathBuf>,
+}
+
+/// A service with problems. `Display` renders all of them.
+#[derive(Debug)]
+pub struct Failure {
+    pub sources: Sources,
+    pub diagnostics: Diagnostics,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.diagnostics.render(&self.sources))
+    }
+}
+
+impl std::error::Error for Failure {}
+
+/// Reads `svc.yml` and the types files it lists, and validates them.
+///
+/// Paths in diagnostics are relative to the directory of `svc.yml` (which itself shows as its file
+/// name), so messages read the same on every machine. A types file that cannot be read is reported
+/// at the `types:` entry that names it.
+pub fn load(svc_yml: &Path) -> Result<Loaded, Failure> {
+    let mut sources = Sources::new();
+    let svc_yml = std::path::absolute(svc_yml).unwrap_or_else(|_| svc_yml.to_path_buf());
+    let text = match std::fs::read_to_string(&svc_yml) {
+        Ok(text) => text,
+        Err(err) => {
+            let mut diagnostics = Diagnostics::new();
+            diagnostics.push(
+                Diagnostic::global(format!("could not read `{}`: {err}", svc_yml.display()))
+                    .with_help("pass the path of the service's `svc.yml`"),
+            );
+            return Err(Failure {
+                sources,
+                diagnostics,
+            });
+        }
+    };
+    let dir = svc_yml.parent().map(Path::to_path_buf).unwrap_or_default();
+    let shown = svc_yml
+        .file_name()
+        .map_or_else(|| PathBuf::from("svc.yml"), PathBuf::from);
+    let config_file = sources.add(shown, text);
+    let mut diags = Diagnostics::new();
+    let config = config::parse(&sources, config_file, &mut diags);
+    let mut inputs = vec![svc_yml.clone()];
+    let mut type_files = Vec::new();
+    let mut all_read = true;
+    for entry in &config.types {
+        let path = dir.join(&entry.value);
+        inputs.push(path.clone());
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let shown = entry.value.strip_prefix("./").unwrap_or(&entry.value);
+                type_files.push(sources.add(shown, text));
+            }
+            Err(err) => {
+                all_read = false;
+                diags.push(
+                    Diagnostic::new(
+                        entry.span,
+                        format!(
+                            "could not read the types file `{}`: {}",
+                            entry.value,
+                            io_reason(&err)
+                        ),
+                    )
+                    .with_help("paths under `types:` are relative to the directory of `svc.yml`"),
+                );
+            }
+        }
+    }
+    let res = if all_read {
+        run(&sources, &config, &type_files, diags)
+    } else {
+        diags.sort();
+        Err(diags)
+    };
+    match res {
+        Ok(model) => Ok(Loaded {
+            model,
+            sources,
+            inputs,
+        }),
+        Err(diagnostics) => Err(Failure {
+            sources,
+            diagnostics,
+        }),
+    }
+}
+
+/// Validates files that are already loaded: `config_file` is `svc.yml`, `type_files` are the
+/// types files in concatenation order. No I/O; the `types:` entries of the config are not read.
+pub fn check(
+    sources: &Sources,
+    config_file: FileId,
+    type_files: &[FileId],
+) -> Result<Valid<Model>, Diagnostics> {
+    let mut diags = Diagnostics::new();
+    let config = config::parse(sources, config_file, &mut diags);
+    run(sources, &config, type_files, diags)
+}
+
+/// Parses the types files and validates them with the config. `diags` holds the config's
+/// problems so far; everything is reported together.
+fn run(
+    sources: &Sources,
+    config: &Config,
+    type_files: &[FileId],
+    mut diags: Diagnostics,
+) -> Result<Valid<Model>, Diagnostics> {
+    let mut parsed = Vec::new();
+    let mut syntax_ok = true;
+    for &file in type_files {
+        match sdl::parse(sources, file, &mut diags) {
+            Some(f) => parsed.push(f),
+            None => syntax_ok = false,
+        }
+    }
+    // With a syntax error the schema is incomplete, and model rules would report follow-up
+    // errors about whatever the broken part declared.
+    if syntax_ok {
+        match validate(&parsed, config) {
+            Ok(model) if diags.is_empty() => return Ok(model),
+            Ok(_) => {}
+            Err(more) => diags.extend(more),
+        }
+    }
+    diags.sort();
+    Err(diags)
+}
+
+/// A short, platform-independent reason (OS messages differ between systems, and rendered
+/// diagnostics are compared byte for byte in tests).
+fn io_reason(err: &std::io::Error) -> String {
+    match err.kind() {
+        std::io::ErrorKind::NotFound => "the file does not exist".to_owned(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        kind => kind.to_string(),
+    }
+}

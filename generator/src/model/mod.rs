@@ -1,0 +1,328 @@
+//! The one intermediate representation every emitter reads: a service's data model after lowering
+//! and validation.
+//!
+//! Only [`validate`](crate::model::validate) constructs a [`Valid<Model>`]; emitters take
+//! `&Valid<Model>` and never look at the AST, the files or the environment. Items are addressed by
+//! typed ids ([`TypeId`], [`EnumId`], [`RelationId`]) that index the vectors of [`Model`], so the
+//! order of everything is the document order of the user's files, which keeps output deterministic.
+
+pub mod dump;
+pub mod lower;
+pub mod validate;
+
+use std::ops::Deref;
+
+use crate::source::Span;
+
+/// A value that passed validation. Only the validator can build one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Valid<T>(T);
+
+impl<T> Valid<T> {
+    /// Marks a value as validated. Crate-private: validation is the only way in.
+    pub(crate) fn assume_valid(value: T) -> Self {
+        Self(value)
+    }
+
+    /// Gives the inner value back.
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+impl<T> Deref for Valid<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// Index of a model type in [`Model::types`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TypeId(pub u32);
+
+/// Index of an enum in [`Model::enums`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EnumId(pub u32);
+
+/// Index of a relation in [`Model::relations`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RelationId(pub u32);
+
+/// A whole service: the data model plus the parts of `svc.yml` the generator understands.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Model {
+    /// Model types (`type X @model`), in document order.
+    pub types: Vec<TypeDef>,
+    /// Enum types, in document order.
+    pub enums: Vec<EnumDef>,
+    /// Relations, in the order their first field appears in the documents (that field is side A).
+    pub relations: Vec<Relation>,
+    /// Names listed under `rootTokens:` in `svc.yml`.
+    pub root_tokens: Vec<String>,
+    /// Entries under `permissions:` in `svc.yml` (checked for shape; enforced by a later issue).
+    pub permissions: Vec<Permission>,
+    /// Entries under `functions:` in `svc.yml` (checked for shape; run by a later issue).
+    pub functions: Vec<Function>,
+}
+
+/// One `type X @model { … }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypeDef {
+    pub name: String,
+    /// `@rename(oldName:)`, kept for migrations.
+    pub old_name: Option<String>,
+    /// Every declared field in declaration order, system fields included where declared.
+    pub fields: Vec<Field>,
+    pub span: Span,
+}
+
+/// One field of a model type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    pub name: String,
+    pub kind: FieldKind,
+    /// `T!` on a non-list field. Lists (scalar or relation) are never required, as the reference says.
+    pub required: bool,
+    /// `[T!]` or `[T!]!` (scalars), `[M!]!` (relations).
+    pub list: bool,
+    /// `@isUnique`.
+    pub unique: bool,
+    /// `@defaultValue(value:)`, already checked against the field's type.
+    pub default: Option<DefaultValue>,
+    /// `@migrationValue(value:)`, already checked against the field's type.
+    pub migration_value: Option<DefaultValue>,
+    /// `@rename(oldName:)`.
+    pub old_name: Option<String>,
+    pub span: Span,
+}
+
+/// What a field holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FieldKind {
+    Scalar(ScalarType),
+    Enum(EnumId),
+    Relation {
+        relation: RelationId,
+        target: TypeId,
+    },
+}
+
+/// The built-in scalar types of the data model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScalarType {
+    Id,
+    String,
+    Int,
+    Float,
+    Boolean,
+    DateTime,
+    Json,
+}
+
+impl ScalarType {
+    /// Looks a scalar up by its SDL name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "ID" => Self::Id,
+            "String" => Self::String,
+            "Int" => Self::Int,
+            "Float" => Self::Float,
+            "Boolean" => Self::Boolean,
+            "DateTime" => Self::DateTime,
+            "Json" => Self::Json,
+            _ => return None,
+        })
+    }
+
+    /// The SDL / GraphQL name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Id => "ID",
+            Self::String => "String",
+            Self::Int => "Int",
+            Self::Float => "Float",
+            Self::Boolean => "Boolean",
+            Self::DateTime => "DateTime",
+            Self::Json => "Json",
+        }
+    }
+}
+
+/// A literal from `@defaultValue` or `@migrationValue`, converted to the field's type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DefaultValue {
+    String(String),
+    Int(i32),
+    Float(f64),
+    Boolean(bool),
+    /// Normalised to `YYYY-MM-DDTHH:MM:SS.sssZ`.
+    DateTime(String),
+    /// The enum value name.
+    Enum(String),
+    /// Canonical JSON text of an object or array.
+    Json(String),
+    List(Vec<DefaultValue>),
+}
+
+/// One `enum E { … }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnumDef {
+    pub name: String,
+    pub old_name: Option<String>,
+    pub values: Vec<String>,
+    pub span: Span,
+}
+
+/// A relation between two fields (or one field of a self relation declared once).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Relation {
+    /// `@relation(name:)`.
+    pub name: String,
+    /// `@relation(oldName:)`.
+    pub old_name: Option<String>,
+    /// Side A: the first field with this relation name in document order.
+    pub a: RelationEnd,
+    /// Side B: the second field. For a self relation declared on a single field this equals `a`.
+    pub b: RelationEnd,
+}
+
+/// One end of a relation: the field that declares it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RelationEnd {
+    pub ty: TypeId,
+    /// Index of the field in [`TypeDef::fields`].
+    pub field: usize,
+}
+
+/// How many nodes each side of a relation connects to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cardinality {
+    OneToOne,
+    OneToMany,
+    ManyToMany,
+}
+
+/// One entry of `permissions:` in `svc.yml`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Permission {
+    pub operation: String,
+    pub authenticated: bool,
+    pub query: Option<String>,
+    pub fields: Vec<String>,
+    pub span: Span,
+}
+
+/// One entry of `functions:` in `svc.yml`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Function {
+    pub name: String,
+    /// `resolver`, `subscription`, `operationBefore` or `operationAfter`.
+    pub kind: String,
+    pub span: Span,
+}
+
+/// The system fields every model has, exposed only when declared.
+pub const SYSTEM_FIELDS: [&str; 3] = ["id", "createdAt", "updatedAt"];
+
+impl Model {
+    pub fn ty(&self, id: TypeId) -> &TypeDef {
+        &self.types[id.0 as usize]
+    }
+
+    pub fn enum_def(&self, id: EnumId) -> &EnumDef {
+        &self.enums[id.0 as usize]
+    }
+
+    pub fn relation(&self, id: RelationId) -> &Relation {
+        &self.relations[id.0 as usize]
+    }
+
+    /// Model types with their ids, in document order.
+    pub fn type_ids(&self) -> impl Iterator<Item = (TypeId, &TypeDef)> {
+        self.types
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (TypeId(i as u32), t))
+    }
+
+    /// Enums with their ids, in document order.
+    pub fn enum_ids(&self) -> impl Iterator<Item = (EnumId, &EnumDef)> {
+        self.enums
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (EnumId(i as u32), e))
+    }
+
+    pub fn type_by_name(&self, name: &str) -> Option<TypeId> {
+        self.types
+            .iter()
+            .position(|t| t.name == name)
+            .map(|i| TypeId(i as u32))
+    }
+
+    /// The field at one end of a relation.
+    pub fn end_field(&self, end: RelationEnd) -> &Field {
+        &self.ty(end.ty).fields[end.field]
+    }
+
+    /// The relation's cardinality, from the shapes of its two fields.
+    pub fn cardinality(&self, id: RelationId) -> Cardinality {
+        let rel = self.relation(id);
+        match (self.end_field(rel.a).list, self.end_field(rel.b).list) {
+            (false, false) => Cardinality::OneToOne,
+            (true, true) => Cardinality::ManyToMany,
+            _ => Cardinality::OneToMany,
+        }
+    }
+}
+
+impl Relation {
+    /// A self relation declared on a single field: both sides are that field.
+    pub fn is_single_field_self(&self) -> bool {
+        self.a == self.b
+    }
+}
+
+impl TypeDef {
+    pub fn field(&self, name: &str) -> Option<&Field> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// Whether `createdAt` / `updatedAt` / `id` is declared (and therefore exposed in the API).
+    pub fn declares(&self, name: &str) -> bool {
+        self.field(name).is_some()
+    }
+
+    /// Fields stored as columns of the type's own table (scalars and enums), in declaration order.
+    pub fn column_fields(&self) -> impl Iterator<Item = (usize, &Field)> {
+        self.fields
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| !f.is_relation())
+    }
+
+    /// Relation fields, in declaration order.
+    pub fn relation_fields(&self) -> impl Iterator<Item = (usize, &Field)> {
+        self.fields
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.is_relation())
+    }
+}
+
+impl Field {
+    pub fn is_relation(&self) -> bool {
+        matches!(self.kind, FieldKind::Relation { .. })
+    }
+
+    /// `id`, `createdAt` or `updatedAt`.
+    pub fn is_system(&self) -> bool {
+        SYSTEM_FIELDS.contains(&self.name.as_str())
+    }
+
+    /// Whether mutations accept this field as an argument (system fields are read-only).
+    pub fn is_writable(&self) -> bool {
+        !self.is_system()
+    }
+}

@@ -1,0 +1,144 @@
+//! The files a service is built from, and byte spans into them that diagnostics point at.
+//!
+//! Every later stage refers to user input through a [`Span`] rather than a copy of the text, so a
+//! message can always show where the problem is. Paths are kept as the user wrote them (relative
+//! to the service directory) because that is what the user recognises and what keeps rendered
+//! diagnostics identical on every machine.
+
+use std::path::PathBuf;
+
+/// Index of a file in [`Sources`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FileId(pub u32);
+
+/// A range of bytes `start..end` in one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Span {
+    pub file: FileId,
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    /// Builds a span from `usize` offsets; files are far below 4 GiB, larger offsets saturate.
+    pub fn new(file: FileId, start: usize, end: usize) -> Self {
+        let clamp = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        Self {
+            file,
+            start: clamp(start),
+            end: clamp(end.max(start)),
+        }
+    }
+
+    /// An empty span at the start of a file, for problems that concern the file as a whole.
+    pub fn file_start(file: FileId) -> Self {
+        Self::new(file, 0, 0)
+    }
+}
+
+/// One input file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceFile {
+    /// The path as given, relative to the service directory (for example `types.graphql`).
+    pub path: PathBuf,
+    pub text: String,
+}
+
+/// All files of one build, addressed by [`FileId`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sources {
+    files: Vec<SourceFile>,
+}
+
+impl Sources {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a file and returns its id.
+    pub fn add(&mut self, path: impl Into<PathBuf>, text: impl Into<String>) -> FileId {
+        let id = FileId(u32::try_from(self.files.len()).unwrap_or(u32::MAX));
+        self.files.push(SourceFile {
+            path: path.into(),
+            text: text.into(),
+        });
+        id
+    }
+
+    pub fn get(&self, id: FileId) -> Option<&SourceFile> {
+        self.files.get(id.0 as usize)
+    }
+
+    /// All files with their ids, in the order they were added.
+    pub fn iter(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
+        self.files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (FileId(i as u32), f))
+    }
+
+    /// The 1-based line and column (counted in characters) where `span` starts.
+    ///
+    /// Offsets past the end of the file, or inside a multi-byte character, are clamped rather
+    /// than rejected: a diagnostic with a slightly-off column is better than none.
+    pub fn line_col(&self, span: Span) -> (u32, u32) {
+        let Some(file) = self.get(span.file) else {
+            return (1, 1);
+        };
+        let start = floor_char_boundary(&file.text, span.start as usize);
+        let before = &file.text[..start];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let col = before[line_start..].chars().count() + 1;
+        (
+            u32::try_from(line).unwrap_or(u32::MAX),
+            u32::try_from(col).unwrap_or(u32::MAX),
+        )
+    }
+
+    /// The text of the 1-based line `line` of a file, without its line break.
+    pub fn line_text(&self, file: FileId, line: u32) -> Option<&str> {
+        let file = self.get(file)?;
+        file.text
+            .split('\n')
+            .nth(line.checked_sub(1)? as usize)
+            .map(|l| l.strip_suffix('\r').unwrap_or(l))
+    }
+
+    /// The text a span covers, clamped to the file.
+    pub fn text(&self, span: Span) -> &str {
+        let Some(file) = self.get(span.file) else {
+            return "";
+        };
+        let start = floor_char_boundary(&file.text, span.start as usize);
+        let end = floor_char_boundary(&file.text, span.end as usize).max(start);
+        &file.text[start..end]
+    }
+}
+
+/// The largest char boundary at or below `i` (a stable stand-in for `str::floor_char_boundary`).
+fn floor_char_boundary(text: &str, i: usize) -> usize {
+    let mut i = i.min(text.len());
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_characters() {
+        let mut sources = Sources::new();
+        let id = sources.add("a.graphql", "ab\n\u{e9}\u{e9}x\n");
+        // `x` is at byte 7 (two 2-byte characters before it on line 2).
+        assert_eq!(sources.line_col(Span::new(id, 7, 8)), (2, 3));
+        assert_eq!(sources.line_col(Span::new(id, 0, 1)), (1, 1));
+        assert_eq!(sources.line_text(id, 2), Some("\u{e9}\u{e9}x"));
+        // Out of range offsets are clamped, never a panic.
+        assert_eq!(sources.line_col(Span::new(id, 999, 999)), (3, 1));
+        assert_eq!(sources.line_col(Span::new(FileId(9), 0, 0)), (1, 1));
+    }
+}

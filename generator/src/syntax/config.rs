@@ -1,0 +1,984 @@
+//! Reading `svc.yml` (reference §10.2): which keys exist, what shape their values have, and where
+//! each value sits in the file.
+//!
+//! serde_yaml gives a tree without positions, so the tree is walked for meaning and a small
+//! [`Locator`] finds the line of a key path in the text for the diagnostic. The locator understands
+//! the block style people write by hand (and flow sequences on one line); for anything fancier it
+//! falls back to the nearest enclosing key, which is still the right neighbourhood.
+
+use serde_yaml::{Mapping, Value};
+
+use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::source::{FileId, Sources, Span};
+
+/// A value together with where it was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spanned<T> {
+    pub value: T,
+    pub span: Span,
+}
+
+/// The parts of `svc.yml` the generator uses, with positions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    pub file: FileId,
+    /// The `types:` entries, in the order listed (that is the concatenation order).
+    pub types: Vec<Spanned<String>>,
+    pub permissions: Vec<PermissionDecl>,
+    pub root_tokens: Vec<Spanned<String>>,
+    pub functions: Vec<FunctionDecl>,
+}
+
+/// One well-formed entry of `permissions:`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PermissionDecl {
+    pub operation: Spanned<String>,
+    pub authenticated: bool,
+    pub query: Option<Spanned<String>>,
+    pub fields: Vec<Spanned<String>>,
+    /// The whole list item.
+    pub span: Span,
+}
+
+/// One well-formed entry of `functions:`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionDecl {
+    pub name: Spanned<String>,
+    /// `resolver`, `subscription`, `operationBefore` or `operationAfter`.
+    pub kind: Spanned<String>,
+    /// `Model.create|update|delete` for hooks.
+    pub operation: Option<Spanned<String>>,
+    pub schema: Option<Spanned<String>>,
+    pub query: Option<Spanned<String>>,
+}
+
+const ROOT_KEYS: &[&str] = &["types", "permissions", "rootTokens", "functions", "custom"];
+const PERMISSION_KEYS: &[&str] = &[
+    "operation",
+    "authenticated",
+    "query",
+    "fields",
+    "isEnabled",
+    "description",
+];
+const FUNCTION_KEYS: &[&str] = &[
+    "type",
+    "handler",
+    "schema",
+    "query",
+    "operation",
+    "isEnabled",
+];
+const FUNCTION_TYPES: &[&str] = &[
+    "resolver",
+    "subscription",
+    "operationBefore",
+    "operationAfter",
+];
+
+/// Parses and shape-checks `svc.yml`. Problems go to `diags`; the returned config holds every
+/// entry that was well-formed, so later stages can still check the rest.
+pub fn parse(sources: &Sources, file: FileId, diags: &mut Diagnostics) -> Config {
+    let text = sources.get(file).map_or("", |f| f.text.as_str());
+    let mut cx = Cx {
+        loc: Locator::new(file, text),
+        diags,
+    };
+    let mut config = Config {
+        file,
+        types: Vec::new(),
+        permissions: Vec::new(),
+        root_tokens: Vec::new(),
+        functions: Vec::new(),
+    };
+    let root = match serde_yaml::from_str::<Value>(text) {
+        Ok(root) => root,
+        Err(err) => {
+            let span = err.location().map_or(Span::file_start(file), |l| {
+                Span::new(file, l.index(), l.index() + 1)
+            });
+            cx.diags.push(
+                Diagnostic::new(span, format!("`svc.yml` is not valid YAML: {err}"))
+                    .with_help("fix the YAML syntax at the position shown"),
+            );
+            return config;
+        }
+    };
+    let root = match root {
+        Value::Mapping(map) => map,
+        Value::Null => Mapping::new(),
+        _ => {
+            cx.diags.push(
+                Diagnostic::new(
+                    Span::file_start(file),
+                    "`svc.yml` must be a mapping of keys to values",
+                )
+                .with_help(root_keys_help()),
+            );
+            return config;
+        }
+    };
+    let mut saw_types = false;
+    for (key, value) in &root {
+        let Some(key) = cx.key_str(key, &[]) else {
+            continue;
+        };
+        let path = [Seg::Key(key)];
+        match key {
+            "types" => {
+                saw_types = true;
+                config.types = cx.types(value, &path);
+            }
+            "permissions" => config.permissions = cx.permissions(value, &path),
+            "rootTokens" => config.root_tokens = cx.root_tokens(value, &path),
+            "functions" => config.functions = cx.functions(value, &path),
+            "custom" => {}
+            _ => cx.unknown_key(key, &[], "in `svc.yml`", root_keys_help()),
+        }
+    }
+    if !saw_types {
+        cx.diags.push(
+            Diagnostic::new(
+                Span::file_start(file),
+                "`svc.yml` does not say where the data model is: the key `types` is missing",
+            )
+            .with_help("add `types: ./types.graphql` (a path or a list of paths)"),
+        );
+    }
+    config
+}
+
+fn root_keys_help() -> String {
+    format!("the keys of `svc.yml` are {}", list_keys(ROOT_KEYS))
+}
+
+fn list_keys(keys: &[&str]) -> String {
+    let quoted: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => quoted.join(""),
+    }
+}
+
+/// A step in a key path: a mapping key or a sequence index.
+#[derive(Debug, Clone, Copy)]
+enum Seg<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+struct Cx<'a, 'd> {
+    loc: Locator<'a>,
+    diags: &'d mut Diagnostics,
+}
+
+impl<'a> Cx<'a, '_> {
+    fn error(&mut self, span: Span, message: impl Into<String>) -> &mut Diagnostic {
+        self.diags.push_mut(Diagnostic::new(span, message))
+    }
+
+    fn key_str<'v>(&mut self, key: &'v Value, parent: &[Seg]) -> Option<&'v str> {
+        match key {
+            Value::String(s) => Some(s),
+            _ => {
+                let span = self.loc.value_span(parent);
+                self.error(span, "keys in `svc.yml` must be strings");
+                None
+            }
+        }
+    }
+
+    fn unknown_key(&mut self, key: &str, parent: &[Seg], place: &str, help: String) {
+        let mut path = parent.to_vec();
+        path.push(Seg::Key(key));
+        let span = self.loc.key_span(&path);
+        self.error(span, format!("unknown key `{key}` {place}"))
+            .help = Some(help);
+    }
+
+    /// A string value, or a diagnostic naming `what` it should have been.
+    fn string(&mut self, value: &Value, path: &[Seg], what: &str) -> Option<Spanned<String>> {
+        match value {
+            Value::String(s) => Some(Spanned {
+                value: s.clone(),
+                span: self.loc.value_span(path),
+            }),
+            _ => {
+                let span = self.loc.value_span(path);
+                self.error(span, format!("{what} must be a string"));
+                None
+            }
+        }
+    }
+
+    fn boolean(&mut self, value: &Value, path: &[Seg], what: &str) -> Option<bool> {
+        match value {
+            Value::Bool(b) => Some(*b),
+            _ => {
+                let span = self.loc.value_span(path);
+                self.error(span, format!("{what} must be `true` or `false`"));
+                None
+            }
+        }
+    }
+
+    /// A sequence (an empty `key:` counts as an empty one).
+    fn sequence<'v>(&mut self, value: &'v Value, path: &[Seg], what: &str) -> &'v [Value] {
+        match value {
+            Value::Sequence(items) => items,
+            Value::Null => &[],
+            _ => {
+                let span = self.loc.value_span(path);
+                self.error(span, format!("{what} must be a list"));
+                &[]
+            }
+        }
+    }
+
+    fn types(&mut self, value: &Value, path: &[Seg]) -> Vec<Spanned<String>> {
+        let mut out: Vec<Spanned<String>> = Vec::new();
+        let items: Vec<(Vec<Seg>, &Value)> = match value {
+            Value::String(_) => vec![(path.to_vec(), value)],
+            Value::Sequence(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| ([path, &[Seg::Index(i)]].concat(), v))
+                .collect(),
+            _ => {
+                let span = self.loc.value_span(path);
+                self.error(span, "`types` must be a path or a list of paths")
+                    .help = Some("write `types: ./types.graphql`".into());
+                return out;
+            }
+        };
+        if items.is_empty() {
+            let span = self.loc.key_span(path);
+            self.error(span, "`types` lists no files").help =
+                Some("list at least one file, like `types: ./types.graphql`".into());
+        }
+        for (path, item) in items {
+            let Some(entry) = self.string(item, &path, "an entry of `types`") else {
+                continue;
+            };
+            if entry.value.trim().is_empty() {
+                self.error(entry.span, "an entry of `types` is empty");
+            } else if out.iter().any(|e| e.value == entry.value) {
+                self.error(
+                    entry.span,
+                    format!("the types file `{}` is listed twice", entry.value),
+                );
+            } else {
+                out.push(entry);
+            }
+        }
+        out
+    }
+
+    fn root_tokens(&mut self, value: &Value, path: &[Seg]) -> Vec<Spanned<String>> {
+        let mut out: Vec<Spanned<String>> = Vec::new();
+        let items = self.sequence(value, path, "`rootTokens`");
+        for (i, item) in items.iter().enumerate() {
+            let path = [path, &[Seg::Index(i)]].concat();
+            let Some(name) = self.string(item, &path, "a root token name") else {
+                continue;
+            };
+            if name.value.trim().is_empty() {
+                self.error(name.span, "a root token name is empty");
+            } else if out.iter().any(|t| t.value == name.value) {
+                self.error(
+                    name.span,
+                    format!("the root token `{}` is listed twice", name.value),
+                )
+                .help = Some("root token names must be unique".into());
+            } else {
+                out.push(name);
+            }
+        }
+        out
+    }
+
+    fn permissions(&mut self, value: &Value, path: &[Seg]) -> Vec<PermissionDecl> {
+        let items = self.sequence(value, path, "`permissions`");
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let path = [path, &[Seg::Index(i)]].concat();
+            if let Some(p) = self.permission(item, &path) {
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    fn permission(&mut self, value: &Value, path: &[Seg]) -> Option<PermissionDecl> {
+        let span = self.loc.value_span(path);
+        let Value::Mapping(map) = value else {
+            self.error(
+                span,
+                "a permission must be a mapping with at least `operation`",
+            )
+            .help = Some("write `- operation: Post.read`".into());
+            return None;
+        };
+        let mut operation = None;
+        let mut authenticated = false;
+        let mut query = None;
+        let mut fields = Vec::new();
+        let mut ok = true;
+        for (key, value) in map {
+            let Some(key) = self.key_str(key, path) else {
+                ok = false;
+                continue;
+            };
+            let kpath = [path, &[Seg::Key(key)]].concat();
+            match key {
+                "operation" => operation = self.string(value, &kpath, "`operation`"),
+                "authenticated" => {
+                    authenticated = self
+                        .boolean(value, &kpath, "`authenticated`")
+                        .unwrap_or(false)
+                }
+                "query" => query = self.string(value, &kpath, "`query`"),
+                "fields" => {
+                    let items = self.sequence(value, &kpath, "`fields`");
+                    for (i, item) in items.iter().enumerate() {
+                        let ipath = [&kpath[..], &[Seg::Index(i)]].concat();
+                        fields.extend(self.string(item, &ipath, "a field name"));
+                    }
+                }
+                "isEnabled" => _ = self.boolean(value, &kpath, "`isEnabled`"),
+                "description" => _ = self.string(value, &kpath, "`description`"),
+                _ => {
+                    ok = false;
+                    let help = format!(
+                        "the keys of a permission are {}",
+                        list_keys(PERMISSION_KEYS)
+                    );
+                    self.unknown_key(key, path, "in a permission", help);
+                }
+            }
+        }
+        let Some(operation) = operation else {
+            if !map.contains_key("operation") {
+                self.error(span, "a permission is missing its `operation`")
+                    .help = Some("add `operation: Type.read` (or `*` to allow everything)".into());
+            }
+            return None;
+        };
+        if !is_permission_operation(&operation.value) {
+            self.error(
+                operation.span,
+                format!("`{}` is not a valid permission operation", operation.value),
+            )
+            .help = Some(
+                "write `*`, `Type.read`, `Type.create`, `Type.update`, `Type.delete`, or \
+                 `Relation.connect`, `Relation.disconnect`, `Relation.*` (operations are \
+                 lower-case)"
+                    .into(),
+            );
+            return None;
+        }
+        ok.then_some(PermissionDecl {
+            operation,
+            authenticated,
+            query,
+            fields,
+            span,
+        })
+    }
+
+    fn functions(&mut self, value: &Value, path: &[Seg]) -> Vec<FunctionDecl> {
+        let map = match value {
+            Value::Mapping(map) => map,
+            Value::Null => return Vec::new(),
+            _ => {
+                let span = self.loc.value_span(path);
+                self.error(span, "`functions` must map function names to functions")
+                    .help = Some(
+                    "write `functions:` followed by `  myFunction: { type: resolver, … }`".into(),
+                );
+                return Vec::new();
+            }
+        };
+        let mut out = Vec::new();
+        for (key, value) in map {
+            let Some(name) = self.key_str(key, path) else {
+                continue;
+            };
+            let fpath = [path, &[Seg::Key(name)]].concat();
+            if let Some(f) = self.function(name, value, &fpath) {
+                out.push(f);
+            }
+        }
+        out
+    }
+
+    fn function(&mut self, name: &str, value: &Value, path: &[Seg]) -> Option<FunctionDecl> {
+        let name_span = self.loc.key_span(path);
+        let mut ok = true;
+        if !is_function_name(name) {
+            ok = false;
+            self.error(name_span, format!("`{name}` is not a valid function name"))
+                .help = Some(
+                "function names are 1 to 64 characters of `a-z`, `A-Z`, `0-9`, `-` and `_`".into(),
+            );
+        }
+        let Value::Mapping(map) = value else {
+            self.error(
+                name_span,
+                format!("the function `{name}` must be a mapping"),
+            )
+            .help = Some("give it at least `type` and `handler`".into());
+            return None;
+        };
+        let mut kind = None;
+        let mut operation = None;
+        let mut schema = None;
+        let mut query = None;
+        let mut has_handler = false;
+        for (key, value) in map {
+            let Some(key) = self.key_str(key, path) else {
+                ok = false;
+                continue;
+            };
+            let kpath = [path, &[Seg::Key(key)]].concat();
+            match key {
+                "type" => kind = self.string(value, &kpath, "`type`"),
+                "handler" => {
+                    has_handler = true;
+                    ok &= self.handler(value, &kpath);
+                }
+                "schema" => schema = self.string(value, &kpath, "`schema`"),
+                "query" => query = self.string(value, &kpath, "`query`"),
+                "operation" => operation = self.string(value, &kpath, "`operation`"),
+                "isEnabled" => _ = self.boolean(value, &kpath, "`isEnabled`"),
+                _ => {
+                    ok = false;
+                    let help = format!("the keys of a function are {}", list_keys(FUNCTION_KEYS));
+                    self.unknown_key(key, path, &format!("in the function `{name}`"), help);
+                }
+            }
+        }
+        if !has_handler {
+            ok = false;
+            self.error(name_span, format!("the function `{name}` has no `handler`"))
+                .help = Some(
+                "add `handler: { code: ./src/file.js }` or `handler: { webhook: https://… }`"
+                    .into(),
+            );
+        }
+        let Some(kind) = kind else {
+            if !map.contains_key("type") {
+                self.error(name_span, format!("the function `{name}` has no `type`"))
+                    .help = Some(format!(
+                    "add `type:` with one of {}",
+                    list_keys(FUNCTION_TYPES)
+                ));
+            }
+            return None;
+        };
+        if !FUNCTION_TYPES.contains(&kind.value.as_str()) {
+            let msg = if matches!(kind.value.as_str(), "httpRequest" | "httpResponse") {
+                format!("the legacy function type `{}` is not supported", kind.value)
+            } else {
+                format!("`{}` is not a function type", kind.value)
+            };
+            self.error(kind.span, msg).help =
+                Some(format!("use one of {}", list_keys(FUNCTION_TYPES)));
+            return None;
+        }
+        let hook = kind.value.starts_with("operation");
+        ok &= self.only_for(
+            &schema,
+            "schema",
+            kind.value == "resolver",
+            name,
+            "resolver",
+        );
+        ok &= self.only_for(
+            &query,
+            "query",
+            kind.value == "subscription",
+            name,
+            "subscription",
+        );
+        ok &= self.only_for(
+            &operation,
+            "operation",
+            hook,
+            name,
+            "operationBefore` and `operationAfter",
+        );
+        let needed = match kind.value.as_str() {
+            "resolver" if schema.is_none() => Some(("schema", "schema: ./src/myResolver.graphql")),
+            "subscription" if query.is_none() => {
+                Some(("query", "query: ./src/mySubscription.graphql"))
+            }
+            _ if hook && operation.is_none() => Some(("operation", "operation: User.create")),
+            _ => None,
+        };
+        if let Some((key, example)) = needed {
+            ok = false;
+            self.error(
+                kind.span,
+                format!("the {} function `{name}` needs `{key}`", kind.value),
+            )
+            .help = Some(format!("add `{example}`"));
+        }
+        if let Some(op) = &operation
+            && hook
+        {
+            ok &= self.hook_operation(op);
+        }
+        ok.then(|| FunctionDecl {
+            name: Spanned {
+                value: name.to_owned(),
+                span: name_span,
+            },
+            kind,
+            operation,
+            schema,
+            query,
+        })
+    }
+
+    /// Reports `key` set on a function of another type. Returns whether all is well.
+    fn only_for(
+        &mut self,
+        value: &Option<Spanned<String>>,
+        key: &str,
+        allowed: bool,
+        name: &str,
+        kinds: &str,
+    ) -> bool {
+        match value {
+            Some(v) if !allowed => {
+                self.error(
+                    v.span,
+                    format!(
+                        "the function `{name}` sets `{key}`, which only `{kinds}` functions use"
+                    ),
+                )
+                .help = Some(format!("remove `{key}` or change the function's `type`"));
+                false
+            }
+            _ => true,
+        }
+    }
+
+    fn hook_operation(&mut self, op: &Spanned<String>) -> bool {
+        let (model, action) = op.value.split_once('.').unwrap_or(("", ""));
+        let pattern_ok = is_model_name_like(model)
+            && matches!(
+                action,
+                "create" | "update" | "delete" | "read" | "connect" | "disconnect" | "*"
+            );
+        if !pattern_ok {
+            self.error(
+                op.span,
+                format!("`{}` is not a valid hook operation", op.value),
+            )
+            .help = Some("write `Type.create`, `Type.update` or `Type.delete`".into());
+            return false;
+        }
+        if !matches!(action, "create" | "update" | "delete") {
+            let d = self.error(
+                op.span,
+                format!(
+                    "RequestPipeline Operation has to be create, update or delete. You provided '{action}'"
+                ),
+            );
+            d.code = Some(4047);
+            return false;
+        }
+        true
+    }
+
+    /// `handler: { code: path | {src, environment} }` or `{ webhook: url | {url, headers} }`.
+    fn handler(&mut self, value: &Value, path: &[Seg]) -> bool {
+        let span = self.loc.value_span(path);
+        let help = "write `handler: { code: ./src/file.js }` or `handler: { webhook: https://… }`";
+        let Value::Mapping(map) = value else {
+            self.error(span, "`handler` must be a mapping").help = Some(help.into());
+            return false;
+        };
+        let mut ok = true;
+        let mut kinds = 0;
+        for (key, value) in map {
+            let Some(key) = self.key_str(key, path) else {
+                ok = false;
+                continue;
+            };
+            let kpath = [path, &[Seg::Key(key)]].concat();
+            let (inner, required) = match key {
+                "code" => (["src", "environment"], "src"),
+                "webhook" => (["url", "headers"], "url"),
+                _ => {
+                    ok = false;
+                    self.unknown_key(key, path, "in `handler`", "use `code` or `webhook`".into());
+                    continue;
+                }
+            };
+            kinds += 1;
+            match value {
+                Value::String(_) => {}
+                Value::Mapping(m) => {
+                    for (k, v) in m {
+                        let Some(k) = self.key_str(k, &kpath) else {
+                            ok = false;
+                            continue;
+                        };
+                        let ipath = [&kpath[..], &[Seg::Key(k)]].concat();
+                        if k == inner[0] {
+                            ok &= self.string(v, &ipath, &format!("`{k}`")).is_some();
+                        } else if k == inner[1] {
+                            if !matches!(v, Value::Mapping(_) | Value::Null) {
+                                let s = self.loc.value_span(&ipath);
+                                self.error(s, format!("`{k}` must map names to values"));
+                                ok = false;
+                            }
+                        } else {
+                            ok = false;
+                            let help = format!("the keys of `{key}` are {}", list_keys(&inner));
+                            self.unknown_key(k, &kpath, &format!("in `{key}`"), help);
+                        }
+                    }
+                    if !m.contains_key(required) {
+                        ok = false;
+                        let s = self.loc.key_span(&kpath);
+                        self.error(s, format!("`{key}` is missing `{required}`"));
+                    }
+                }
+                _ => {
+                    ok = false;
+                    let s = self.loc.value_span(&kpath);
+                    self.error(s, format!("`{key}` must be a string or a mapping"))
+                        .help = Some(help.into());
+                }
+            }
+        }
+        if kinds != 1 {
+            ok = false;
+            self.error(
+                span,
+                "`handler` must have exactly one of `code` and `webhook`",
+            )
+            .help = Some(help.into());
+        }
+        ok
+    }
+}
+
+/// `^([A-Z][a-zA-Z0-9]*\.(create|update|delete|read|list|connect|disconnect|\*)|\*)$`
+fn is_permission_operation(op: &str) -> bool {
+    if op == "*" {
+        return true;
+    }
+    let Some((ty, action)) = op.split_once('.') else {
+        return false;
+    };
+    is_model_name_like(ty)
+        && matches!(
+            action,
+            "create" | "update" | "delete" | "read" | "list" | "connect" | "disconnect" | "*"
+        )
+}
+
+/// `[A-Z][a-zA-Z0-9]*`
+fn is_model_name_like(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_uppercase()) && s.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
+/// `^[a-zA-Z0-9\-_]*$`, 1 to 64 characters.
+fn is_function_name(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// One line fragment of the YAML text: a key or scalar starting at `col`, or a `-` sequence marker.
+#[derive(Debug, Clone, Copy)]
+struct Entry<'a> {
+    col: usize,
+    /// Byte offset of `text` in the file.
+    start: usize,
+    /// The fragment up to the end of the line, trailing comment and blanks removed.
+    text: &'a str,
+    dash: bool,
+    /// 0-based line number.
+    line: usize,
+}
+
+/// Finds where a key path is written in block-style YAML.
+struct Locator<'a> {
+    file: FileId,
+    entries: Vec<Entry<'a>>,
+}
+
+impl<'a> Locator<'a> {
+    fn new(file: FileId, text: &'a str) -> Self {
+        let mut entries = Vec::new();
+        let mut offset = 0;
+        for (line_no, line) in text.split_inclusive('\n').enumerate() {
+            let line_start = offset;
+            offset += line.len();
+            let body = strip_comment(line.trim_end_matches(['\n', '\r']));
+            let indent = body.len() - body.trim_start_matches(' ').len();
+            let mut col = indent;
+            let mut rest = body[indent..].trim_end();
+            if rest.is_empty() || rest == "---" || rest == "..." {
+                continue;
+            }
+            // `- - x` nests sequences on one line; every `-` is an entry of its own.
+            while rest == "-" || rest.starts_with("- ") {
+                entries.push(Entry {
+                    col,
+                    start: line_start + col,
+                    text: "-",
+                    dash: true,
+                    line: line_no,
+                });
+                let after = &rest[1..];
+                let skipped = after.len() - after.trim_start_matches(' ').len();
+                col += 1 + skipped;
+                rest = after[skipped..].trim_end();
+            }
+            if !rest.is_empty() {
+                entries.push(Entry {
+                    col,
+                    start: line_start + col,
+                    text: rest,
+                    dash: false,
+                    line: line_no,
+                });
+            }
+        }
+        Self { file, entries }
+    }
+
+    /// Index of the entry for the deepest segment of `path` that could be found, and whether the
+    /// whole path was found.
+    fn find(&self, path: &[Seg]) -> (Option<usize>, bool) {
+        let (mut lo, mut hi) = (0, self.entries.len());
+        let mut found = None;
+        for seg in path {
+            let Some(block_col) = self
+                .entries
+                .get(lo..hi)
+                .and_then(|e| e.first())
+                .map(|e| e.col)
+            else {
+                return (found, false);
+            };
+            let mut at_col = (lo..hi).filter(|&i| self.entries[i].col == block_col);
+            let chosen = match seg {
+                Seg::Key(k) => at_col.find(|&i| {
+                    let e = self.entries[i];
+                    !e.dash && key_of(e.text).is_some_and(|(key, _)| key == *k)
+                }),
+                Seg::Index(n) => at_col.filter(|&i| self.entries[i].dash).nth(*n),
+            };
+            let Some(i) = chosen else {
+                return (found, false);
+            };
+            found = Some(i);
+            let e = self.entries[i];
+            lo = i + 1;
+            // A mapping value may be an indentless sequence (`key:` then `- item` at the same
+            // column), so dashes at the key's column still belong to it.
+            hi = (lo..hi)
+                .find(|&j| {
+                    let n = self.entries[j];
+                    n.col < e.col || (n.col == e.col && (!n.dash || e.dash))
+                })
+                .unwrap_or(hi);
+        }
+        (found, true)
+    }
+
+    fn entry_span(&self, e: Entry) -> Span {
+        Span::new(self.file, e.start, e.start + e.text.len())
+    }
+
+    /// Where the key (or list item) at the end of `path` is written.
+    fn key_span(&self, path: &[Seg]) -> Span {
+        let (found, _) = self.find(path);
+        let Some(i) = found else {
+            return Span::file_start(self.file);
+        };
+        let e = self.entries[i];
+        if e.dash {
+            // A list item: point at its content on the same line, if any.
+            return match self.entries.get(i + 1) {
+                Some(n) if !n.dash && n.line == e.line => self.item_span(*n),
+                _ => self.entry_span(e),
+            };
+        }
+        match key_of(e.text) {
+            Some((key, _)) => Span::new(self.file, e.start, e.start + key_len(e.text, key)),
+            None => self.entry_span(e),
+        }
+    }
+
+    /// Where the value at the end of `path` is written: the inline value after `key:`, a flow
+    /// sequence item, or else the key.
+    fn value_span(&self, path: &[Seg]) -> Span {
+        let (found, complete) = self.find(path);
+        // `types: [a, b]`: the last index points into a flow sequence on the key's line.
+        if !complete
+            && let Some(Seg::Index(n)) = path.last()
+            && let (Some(i), true) = self.find(&path[..path.len() - 1])
+            && let Some((_, value)) = key_of(self.entries[i].text)
+            && let Some(span) = self.flow_item(self.entries[i], value, *n)
+        {
+            return span;
+        }
+        let Some(i) = found else {
+            return Span::file_start(self.file);
+        };
+        let e = self.entries[i];
+        if e.dash || !complete {
+            return self.key_span(path);
+        }
+        match key_of(e.text) {
+            Some((_, value)) if !value.is_empty() => {
+                let start = e.start + (value.as_ptr() as usize - e.text.as_ptr() as usize);
+                Span::new(self.file, start, start + value.len())
+            }
+            Some(_) => self.key_span(path),
+            None => self.entry_span(e),
+        }
+    }
+
+    fn item_span(&self, e: Entry) -> Span {
+        // For `- key: value` the item is best shown by its first key.
+        match key_of(e.text) {
+            Some((key, _)) => Span::new(self.file, e.start, e.start + key_len(e.text, key)),
+            None => self.entry_span(e),
+        }
+    }
+
+    /// The `n`-th item of a flow sequence `[a, b, c]` written at `value`.
+    fn flow_item(&self, e: Entry, value: &str, n: usize) -> Option<Span> {
+        let inner = value.strip_prefix('[')?;
+        let base = e.start + (inner.as_ptr() as usize - e.text.as_ptr() as usize);
+        let mut depth = 0usize;
+        let mut quote = None;
+        let mut item_start = 0;
+        let mut index = 0;
+        for (i, c) in inner.char_indices() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, '"' | '\'') => quote = Some(c),
+                (None, '[' | '{') => depth += 1,
+                (None, ']' | '}') if depth > 0 => depth -= 1,
+                (None, ',' | ']') if depth == 0 => {
+                    if index == n {
+                        let raw = &inner[item_start..i];
+                        let trimmed = raw.trim();
+                        let lead = raw.len() - raw.trim_start().len();
+                        let start = base + item_start + lead;
+                        return Some(Span::new(self.file, start, start + trimmed.len()));
+                    }
+                    index += 1;
+                    item_start = i + 1;
+                    if c == ']' {
+                        return None;
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+}
+
+/// Splits `key: value` (or `key:`), with the key optionally quoted. Returns `None` for a plain
+/// scalar such as a URL, whose colons are not followed by a blank.
+fn key_of(text: &str) -> Option<(&str, &str)> {
+    let (key, rest) = if let Some(q) = text.chars().next().filter(|c| *c == '"' || *c == '\'') {
+        let end = text[1..].find(q)? + 1;
+        (&text[1..end], &text[end + 1..])
+    } else {
+        let colon = text
+            .match_indices(':')
+            .map(|(i, _)| i)
+            .find(|&i| text[i + 1..].is_empty() || text[i + 1..].starts_with([' ', '\t']))?;
+        (text[..colon].trim_end(), &text[colon..])
+    };
+    let value = rest.trim_start().strip_prefix(':')?;
+    Some((key, value.trim()))
+}
+
+/// Length of the key token as written (including quotes).
+fn key_len(text: &str, key: &str) -> usize {
+    if text.starts_with(['"', '\'']) {
+        key.len() + 2
+    } else {
+        key.len()
+    }
+}
+
+/// Cuts a trailing `# comment` that is outside quotes.
+fn strip_comment(line: &str) -> &str {
+    let mut quote = None;
+    let mut prev = ' ';
+    for (i, c) in line.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') if prev == ' ' || prev == '[' || prev == ',' || prev == ':' => {
+                quote = Some(c)
+            }
+            (None, '#') if prev == ' ' || prev == '\t' || i == 0 => return &line[..i],
+            _ => {}
+        }
+        prev = c;
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spans(text: &str, path: &[Seg]) -> (String, String) {
+        let loc = Locator::new(FileId(0), text);
+        let k = loc.key_span(path);
+        let v = loc.value_span(path);
+        (
+            text[k.start as usize..k.end as usize].to_owned(),
+            text[v.start as usize..v.end as usize].to_owned(),
+        )
+    }
+
+    #[test]
+    fn locates_keys_and_values() {
+        let text = "types: ./types.graphql # the model\npermissions:\n- operation: Post.read\n  fieldz: [a]\n- operation: \"*\"\nfunctions:\n  hello:\n    type: resolver\nlist: [a, 'b', c]\n";
+        assert_eq!(
+            spans(text, &[Seg::Key("types")]),
+            ("types".into(), "./types.graphql".into())
+        );
+        let p1 = [Seg::Key("permissions"), Seg::Index(0), Seg::Key("fieldz")];
+        assert_eq!(spans(text, &p1), ("fieldz".into(), "[a]".into()));
+        let p2 = [
+            Seg::Key("permissions"),
+            Seg::Index(1),
+            Seg::Key("operation"),
+        ];
+        assert_eq!(spans(text, &p2), ("operation".into(), "\"*\"".into()));
+        let p3 = [Seg::Key("functions"), Seg::Key("hello"), Seg::Key("type")];
+        assert_eq!(spans(text, &p3), ("type".into(), "resolver".into()));
+        let p4 = [Seg::Key("list"), Seg::Index(1)];
+        assert_eq!(spans(text, &p4).1, "'b'");
+    }
+
+    #[test]
+    fn splits_keys() {
+        assert_eq!(key_of("a: b"), Some(("a", "b")));
+        assert_eq!(key_of("a:"), Some(("a", "")));
+        assert_eq!(key_of("\"a b\": c"), Some(("a b", "c")));
+        assert_eq!(key_of("https://x"), None);
+        assert_eq!(key_of("- x"), None);
+    }
+}

@@ -1,0 +1,8 @@
+//! Parsing of the two input languages, keeping positions: `svc.yml` ([`config`]) and the GraphQL
+//! SDL of the `types:` files ([`sdl`]).
+//!
+//! Architecture invariant: nothing here knows the data-model rules. Syntax reports only what makes
+//! a file unreadable or a key unknown; meaning is checked in [`crate::model::validate`].
+
+pub mod config;
+pub mod sdl;

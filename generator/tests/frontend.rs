@@ -1,0 +1,102 @@
+//! Data-driven front-end tests, apollo-rs style.
+//!
+//! Every directory under `test_data/diagnostics/` holds a service (`svc.yml` plus types files)
+//! that must fail, and `expected.txt` with the exact rendered diagnostics. Every directory under
+//! `test_data/models/` holds a valid service and `expected.txt` with the dump of its model.
+//! Run with `UPDATE_EXPECT=1` to rewrite the expected files after an intended change.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use svc_generator::frontend::load;
+use svc_generator::model::dump::dump;
+
+fn cases(kind: &str) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("test_data")
+        .join(kind);
+    let mut dirs: Vec<PathBuf> = fs::read_dir(&root)
+        .unwrap_or_else(|err| panic!("cannot list {}: {err}", root.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    assert!(!dirs.is_empty(), "no cases in {}", root.display());
+    dirs
+}
+
+/// Compares with `expected.txt`, or rewrites it under `UPDATE_EXPECT=1`. Returns a failure text.
+fn compare(dir: &Path, actual: &str) -> Option<String> {
+    let path = dir.join("expected.txt");
+    if std::env::var_os("UPDATE_EXPECT").is_some_and(|v| v == "1") {
+        fs::write(&path, actual)
+            .unwrap_or_else(|err| panic!("cannot write {}: {err}", path.display()));
+        return None;
+    }
+    let expected = fs::read_to_string(&path).unwrap_or_default();
+    if expected == actual {
+        return None;
+    }
+    let mut diff = String::new();
+    let (exp, act): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
+    for i in 0..exp.len().max(act.len()) {
+        match (exp.get(i), act.get(i)) {
+            (Some(e), Some(a)) if e == a => diff.push_str(&format!("   {e}\n")),
+            (e, a) => {
+                if let Some(e) = e {
+                    diff.push_str(&format!(" - {e}\n"));
+                }
+                if let Some(a) = a {
+                    diff.push_str(&format!(" + {a}\n"));
+                }
+            }
+        }
+    }
+    Some(format!(
+        "{} differs from the actual output (- expected, + actual; UPDATE_EXPECT=1 rewrites it):\n{diff}",
+        path.display()
+    ))
+}
+
+fn run(kind: &str, render: impl Fn(&Path) -> Result<String, String>) {
+    let mut failures = Vec::new();
+    for dir in cases(kind) {
+        match render(&dir) {
+            Ok(actual) => failures.extend(compare(&dir, &actual)),
+            Err(why) => failures.push(format!("{}: {why}", dir.display())),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn diagnostics() {
+    run("diagnostics", |dir| match load(&dir.join("svc.yml")) {
+        Ok(loaded) => Err(format!(
+            "expected errors, got a model:\n{}",
+            dump(&loaded.model)
+        )),
+        Err(failure) => Ok(failure.to_string()),
+    });
+}
+
+#[test]
+fn models() {
+    run("models", |dir| match load(&dir.join("svc.yml")) {
+        Ok(loaded) => {
+            // Loading twice must give the same model: output is deterministic.
+            let again = load(&dir.join("svc.yml")).map_err(|f| f.to_string())?;
+            if *again.model != *loaded.model {
+                return Err("two loads gave different models".into());
+            }
+            if !loaded.inputs.iter().all(|p| p.is_absolute() && p.exists()) {
+                return Err(format!(
+                    "inputs are not absolute existing paths: {:?}",
+                    loaded.inputs
+                ));
+            }
+            Ok(dump(&loaded.model))
+        }
+        Err(failure) => Err(format!("expected a model, got:\n{failure}")),
+    });
+}
