@@ -163,3 +163,83 @@ fn io_reason(err: &std::io::Error) -> String {
         kind => kind.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_check(yml: &str, types: &[&str]) -> Result<Valid<Model>, String> {
+        let mut sources = Sources::new();
+        let config = sources.add("svc.yml", yml);
+        let files: Vec<FileId> = types
+            .iter()
+            .enumerate()
+            .map(|(i, t)| sources.add(format!("t{i}.graphql"), *t))
+            .collect();
+        check(&sources, config, &files).map_err(|d| d.render(&sources))
+    }
+
+    #[test]
+    fn check_works_in_memory() {
+        let model = run_check(
+            "types: [t0.graphql, t1.graphql]\n",
+            &[
+                "type A @model { id: ID! @isUnique b: B @relation(name: \"AB\") }",
+                "type B @model { id: ID! @isUnique a: A @relation(name: \"AB\") }",
+            ],
+        );
+        let model = model.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(model.types.len(), 2);
+        assert_eq!(model.relations.len(), 1);
+    }
+
+    /// Odd inputs must come back as diagnostics, never as a panic.
+    #[test]
+    fn odd_inputs_do_not_panic() {
+        let deep = format!(
+            "type A @model {{ id: {}ID{} }}",
+            "[".repeat(300),
+            "]".repeat(300)
+        );
+        let long = format!(
+            "type B @model {{ id: ID! @isUnique x: Int @defaultValue(value: \"{}\") }}",
+            "9".repeat(400)
+        );
+        let inputs: Vec<(&str, Vec<&str>)> = vec![
+            ("", vec![]),
+            ("- a\n- b\n", vec![]),
+            (
+                "types: 1\npermissions: {a: 1}\nrootTokens: x\nfunctions: [1]\n",
+                vec![],
+            ),
+            (
+                "types: t0.graphql\n\u{0}\u{ff}:\n  - é: [\n",
+                vec!["\u{feff}"],
+            ),
+            (
+                "types: t0.graphql\npermissions:\n  - 1\n  - operation: 2\n  - {operation: '*', fields: [1]}\n",
+                vec!["type"],
+            ),
+            (
+                "types: t0.graphql\nfunctions:\n  f:\n    type: operationAfter\n    operation: x\n    handler: {code: {}, webhook: 1}\n",
+                vec!["enum E { é }"],
+            ),
+            ("types: t0.graphql\n", vec![deep.as_str()]),
+            ("types: t0.graphql\n", vec![long.as_str()]),
+            (
+                "types: t0.graphql\n",
+                vec![
+                    "type A @model { id: ID! @isUnique d: DateTime @defaultValue(value: \"9999-12-31T23:59:59-23:59\") }",
+                ],
+            ),
+            (
+                "types: t0.graphql\n",
+                vec!["type A @model @rename { id: ID! @isUnique a: [A!]! @relation(name: \"\") }"],
+            ),
+        ];
+        for (yml, types) in inputs {
+            let res = run_check(yml, &types);
+            assert!(res.is_err(), "{yml:?} {types:?} should fail");
+        }
+    }
+}
