@@ -1,0 +1,20 @@
+//! The facade generated code uses: everything it names is reached through
+//! `::svc_runtime::__codegen`, so a service crate needs no other dependency and generated paths
+//! never depend on what the user imported.
+
+pub use async_graphql;
+pub use async_graphql::{Context, ID, MaybeUndefined, Result};
+pub use sea_orm::{DbErr, QueryResult};
+pub use serde_json;
+
+pub use crate::cli::run;
+pub use crate::filter::{Filter, OrderBy};
+pub use crate::meta::{FieldMeta, Kind, Lit, ModelMeta, RelationMeta, ServiceMeta};
+pub use crate::read::{ListArgs, QueryMeta, all, by_id, count, node_model, one};
+pub use crate::record::{
+    Column, EnumValue, IntoVal, ListItem, Record, get, get_enum, get_opt, opt, req,
+};
+pub use crate::storage::Backend;
+pub use crate::value::{DateTime, Json, Val};
+pub use crate::write::{create, delete, update, update_or_create};
+pub use crate::__enum_conversions as enum_conversions;

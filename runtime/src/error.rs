@@ -1,0 +1,129 @@
+//! API errors with the reference's codes and message texts.
+//!
+//! Resolvers return [`ApiError`]; it becomes a GraphQL field error carrying `code` (moved to the
+//! top level of the error object by the HTTP layer, next to `requestId`). Anything unexpected is
+//! [`ApiError::Internal`]: logged with its cause, shown to the client only as the "Whoops" text.
+
+use async_graphql::ErrorExtensions;
+
+/// The errors the client APIs report.
+///
+/// Deliberately not `Display`: `async_graphql::Error` converts from anything `Display` and would
+/// drop the code, so the only conversion is the explicit `From` below.
+#[derive(Debug)]
+pub enum ApiError {
+    NoArgumentsProvided(Vec<&'static str>),
+    IdIsInvalid(String),
+    DataItemDoesNotExist { model: &'static str, id: String },
+    ValueTooLong(&'static str),
+    UniqueConstraintViolation {
+        model: &'static str,
+        field: Option<&'static str>,
+    },
+    InvalidConnectionArguments,
+    FieldCannotBeNull(&'static str),
+    InvalidFirstArgument,
+    InvalidLastArgument,
+    InvalidSkipArgument,
+    TooManyNodesRequested(i32),
+    FilterCannotBeNullOnToManyField(&'static str),
+    InputInvalid {
+        value: String,
+        field: &'static str,
+        model: &'static str,
+    },
+    ValueNotAValidJson { field: &'static str, value: String },
+    /// Something the client cannot fix; the cause is logged, never sent.
+    Internal(String),
+}
+
+impl ApiError {
+    /// The reference's message text.
+    pub fn message(&self) -> String {
+        match self {
+            ApiError::NoArgumentsProvided(names) => {
+                format!("None of the following arguments provided: List({})", names.join(", "))
+            }
+            ApiError::IdIsInvalid(id) => format!("The given id '{id}' is invalid."),
+            ApiError::DataItemDoesNotExist { model, id } => {
+                format!("'{model}' has no item with id '{id}'")
+            }
+            ApiError::ValueTooLong(f) => format!("Value for field {f} is too long."),
+            ApiError::UniqueConstraintViolation { model, field } => match field {
+                Some(f) => format!(
+                    "A unique constraint would be violated on {model}. Details: Field name = {f}"
+                ),
+                None => format!(
+                    "A unique constraint would be violated on {model}. Details: Sorry, no more details available."
+                ),
+            },
+            ApiError::InvalidConnectionArguments => "Including a value for both first and last is not supported. See the spec for a discussion of why https://facebook.github.io/relay/graphql/connections.htm#sec-Pagination-algorithm".to_owned(),
+            ApiError::FieldCannotBeNull(f) => format!(
+                "You are trying to set a required field to null. If you are using GraphQL arguments, make sure that you specify a value for all arguments. Fieldname if known: {f}"
+            ),
+            ApiError::InvalidFirstArgument => "The 'first' argument must be non negative".to_owned(),
+            ApiError::InvalidLastArgument => "The 'last' argument must be non negative".to_owned(),
+            ApiError::InvalidSkipArgument => "The 'skip' argument must be non negative".to_owned(),
+            ApiError::TooManyNodesRequested(n) => {
+                format!("You requested {n} nodes. We will only return up to 1000 nodes per query.")
+            }
+            ApiError::FilterCannotBeNullOnToManyField(f) => {
+                format!("The field '{f}' is a toMany relation. This cannot be filtered by null.")
+            }
+            ApiError::InputInvalid { value, field, model } => {
+                format!("The input value {value} was not valid for field {field} of type {model}.")
+            }
+            ApiError::ValueNotAValidJson { field, value } => {
+                format!("The value in the field '{field}' is not a valid Json: '{value}'")
+            }
+            ApiError::Internal(cause) => format!("internal error: {cause}"),
+        }
+    }
+
+    /// The reference's error code.
+    pub fn code(&self) -> Option<u32> {
+        Some(match self {
+            ApiError::NoArgumentsProvided(_) => 3000,
+            ApiError::IdIsInvalid(_) => 3001,
+            ApiError::DataItemDoesNotExist { .. } => 3002,
+            ApiError::ValueTooLong(_) => 3007,
+            ApiError::UniqueConstraintViolation { .. } => 3010,
+            ApiError::InvalidConnectionArguments => 3014,
+            ApiError::FieldCannotBeNull(_) => 3020,
+            ApiError::InvalidFirstArgument => 3026,
+            ApiError::InvalidLastArgument => 3027,
+            ApiError::InvalidSkipArgument => 3028,
+            ApiError::TooManyNodesRequested(_) => 2041,
+            ApiError::FilterCannotBeNullOnToManyField(_) => 3033,
+            ApiError::InputInvalid { .. } => 3036,
+            ApiError::ValueNotAValidJson { .. } => 3037,
+            ApiError::Internal(_) => return None,
+        })
+    }
+}
+
+/// Marker extension for errors whose text must not reach the client.
+pub const INTERNAL: &str = "svcInternal";
+
+impl From<ApiError> for async_graphql::Error {
+    fn from(err: ApiError) -> Self {
+        match err.code() {
+            Some(code) => {
+                async_graphql::Error::new(err.message()).extend_with(|_, e| e.set("code", code))
+            }
+            None => {
+                eprintln!("svc: {}", err.message());
+                async_graphql::Error::new(err.message()).extend_with(|_, e| e.set(INTERNAL, true))
+            }
+        }
+    }
+}
+
+impl From<sea_orm::DbErr> for ApiError {
+    fn from(err: sea_orm::DbErr) -> Self {
+        ApiError::Internal(format!("database: {err}"))
+    }
+}
+
+/// Result type of the generic resolvers.
+pub type ApiResult<T> = Result<T, ApiError>;

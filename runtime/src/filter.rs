@@ -1,0 +1,489 @@
+//! `<Type>Filter` and `<Type>OrderBy`: generic GraphQL input types built from a model's data
+//! table, parsed into a condition tree and rendered as SQL.
+//!
+//! The generator emits no per-field filter code: `Filter<Post>` registers `PostFilter` from
+//! `Post::META` and parses it generically. Semantics follow the reference: sibling keys are ANDed,
+//! empty `AND`/`OR` match everything, `f: null` is `IS NULL`, `f_in: null` and `f_in: []` match
+//! nothing, `f_not_in: []` matches everything, and `%`/`_` in `_contains`-style values are
+//! matched literally.
+
+use std::borrow::Cow;
+use std::marker::PhantomData;
+
+use async_graphql::indexmap::IndexMap;
+use async_graphql::registry::{
+    Deprecation, MetaEnumValue, MetaInputValue, MetaType, MetaTypeId, Registry,
+};
+use async_graphql::{ID, InputType, InputValueError, InputValueResult, Value};
+
+use crate::meta::{FieldMeta, Kind, ModelMeta};
+use crate::record::Record;
+use crate::storage::{Backend, Sql, push_param};
+use crate::value::{DateTime, Json, Val};
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// Where a `LIKE` pattern is anchored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LikeKind {
+    Contains,
+    StartsWith,
+    EndsWith,
+}
+
+/// A parsed filter condition over one model's columns (`field` indexes `ModelMeta::fields`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cond {
+    Const(bool),
+    All(Vec<Cond>),
+    Any(Vec<Cond>),
+    IsNull { field: usize, negate: bool },
+    Cmp { field: usize, op: CmpOp, val: Val },
+    In { field: usize, vals: Vec<Val>, negate: bool },
+    Like { field: usize, kind: LikeKind, text: String, negate: bool },
+}
+
+/// The suffixes a field of each kind gets in `<Type>Filter`, in the reference's order.
+fn suffixes(field: &FieldMeta) -> &'static [&'static str] {
+    const TEXT: &[&str] = &[
+        "", "_not", "_in", "_not_in", "_lt", "_lte", "_gt", "_gte", "_contains",
+        "_not_contains", "_starts_with", "_not_starts_with", "_ends_with", "_not_ends_with",
+    ];
+    const ORDERED: &[&str] = &["", "_not", "_in", "_not_in", "_lt", "_lte", "_gt", "_gte"];
+    const ENUM: &[&str] = &["", "_not", "_in", "_not_in"];
+    const BOOL: &[&str] = &["", "_not"];
+    if field.list || !field.exposed {
+        return &[];
+    }
+    match field.kind {
+        Kind::Id | Kind::String => TEXT,
+        Kind::Int | Kind::Float | Kind::DateTime => ORDERED,
+        Kind::Enum => ENUM,
+        Kind::Boolean => BOOL,
+        Kind::Json | Kind::Relation => &[],
+    }
+}
+
+/// Registers the GraphQL type of one value of `field` and returns its (nullable) name.
+pub(crate) fn register_value_type(registry: &mut Registry, field: &FieldMeta) -> String {
+    let named = match (field.kind, field.register) {
+        (_, Some(register)) => register(registry),
+        (Kind::Id, _) => <ID as InputType>::create_type_info(registry),
+        (Kind::Int, _) => <i32 as InputType>::create_type_info(registry),
+        (Kind::Float, _) => <f64 as InputType>::create_type_info(registry),
+        (Kind::Boolean, _) => <bool as InputType>::create_type_info(registry),
+        (Kind::DateTime, _) => <DateTime as InputType>::create_type_info(registry),
+        (Kind::Json, _) => <Json as InputType>::create_type_info(registry),
+        _ => <String as InputType>::create_type_info(registry),
+    };
+    named.trim_end_matches('!').to_owned()
+}
+
+pub(crate) fn input_value(name: String, ty: String) -> MetaInputValue {
+    MetaInputValue {
+        name,
+        description: None,
+        ty,
+        deprecation: Deprecation::NoDeprecated,
+        default_value: None,
+        visible: None,
+        inaccessible: false,
+        tags: Vec::new(),
+        is_secret: false,
+        directive_invocations: Vec::new(),
+    }
+}
+
+/// `<Type>Filter` for the model `R`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Filter<R> {
+    pub cond: Cond,
+    _model: PhantomData<fn() -> R>,
+}
+
+impl<R: Record> InputType for Filter<R> {
+    type RawValueType = Self;
+
+    fn type_name() -> Cow<'static, str> {
+        Cow::Borrowed(R::META.filter_name)
+    }
+
+    fn create_type_info(registry: &mut Registry) -> String {
+        registry.create_input_type::<Self, _>(MetaTypeId::InputObject, |registry| {
+            let meta = R::META;
+            let list_of_self = format!("[{}!]", meta.filter_name);
+            let mut fields = IndexMap::new();
+            for name in ["AND", "OR"] {
+                fields.insert(name.to_owned(), input_value(name.to_owned(), list_of_self.clone()));
+            }
+            for field in meta.fields {
+                let suffixes = suffixes(field);
+                if suffixes.is_empty() {
+                    continue;
+                }
+                let ty = register_value_type(registry, field);
+                for suffix in suffixes {
+                    let key = format!("{}{suffix}", field.name);
+                    let ty = if suffix.ends_with("_in") {
+                        format!("[{ty}!]")
+                    } else {
+                        ty.clone()
+                    };
+                    fields.insert(key.clone(), input_value(key, ty));
+                }
+            }
+            MetaType::InputObject {
+                name: meta.filter_name.to_owned(),
+                description: None,
+                input_fields: fields,
+                visible: None,
+                inaccessible: false,
+                tags: Vec::new(),
+                rust_typename: Some(std::any::type_name::<Self>()),
+                oneof: false,
+                directive_invocations: Vec::new(),
+            }
+        })
+    }
+
+    fn parse(value: Option<Value>) -> InputValueResult<Self> {
+        let value = value.unwrap_or(Value::Null);
+        let cond = parse_filter(R::META, &value).map_err(InputValueError::custom)?;
+        Ok(Filter {
+            cond,
+            _model: PhantomData,
+        })
+    }
+
+    fn to_value(&self) -> Value {
+        // Filters are only ever read from requests; they are never sent back to a client.
+        Value::Null
+    }
+
+    fn as_raw_value(&self) -> Option<&Self::RawValueType> {
+        Some(self)
+    }
+}
+
+/// Parses one filter object into a condition.
+pub fn parse_filter(meta: &ModelMeta, value: &Value) -> Result<Cond, String> {
+    let Value::Object(entries) = value else {
+        return Err(format!("expected an object of type `{}`", meta.filter_name));
+    };
+    let mut all = Vec::with_capacity(entries.len());
+    for (key, v) in entries {
+        let key = key.as_str();
+        if key == "AND" || key == "OR" {
+            let subs = match v {
+                Value::List(items) => items
+                    .iter()
+                    .map(|it| parse_filter(meta, it))
+                    .collect::<Result<Vec<_>, _>>()?,
+                Value::Null => Vec::new(),
+                single => vec![parse_filter(meta, single)?],
+            };
+            all.push(if key == "AND" {
+                Cond::All(subs)
+            } else if subs.is_empty() {
+                // An empty `OR` contributes no condition.
+                Cond::Const(true)
+            } else {
+                Cond::Any(subs)
+            });
+            continue;
+        }
+        let (name, suffix) = match key.find('_') {
+            Some(i) => (&key[..i], &key[i..]),
+            None => (key, ""),
+        };
+        let idx = meta
+            .field_index(name)
+            .filter(|&i| suffixes(&meta.fields[i]).contains(&suffix))
+            .ok_or_else(|| format!("unknown filter field `{key}`"))?;
+        all.push(parse_key(&meta.fields[idx], idx, suffix, v)?);
+    }
+    Ok(match all.len() {
+        1 => all.pop().unwrap_or(Cond::Const(true)),
+        _ => Cond::All(all),
+    })
+}
+
+fn parse_key(field: &FieldMeta, idx: usize, suffix: &str, v: &Value) -> Result<Cond, String> {
+    let val = || Val::from_graphql(v, field.kind);
+    let like = |kind, negate| -> Result<Cond, String> {
+        Ok(match val()? {
+            Val::String(text) => Cond::Like {
+                field: idx,
+                kind,
+                text,
+                negate,
+            },
+            _ => Cond::Const(false),
+        })
+    };
+    let cmp = |op| -> Result<Cond, String> {
+        Ok(match val()? {
+            Val::Null => Cond::Const(false),
+            val => Cond::Cmp { field: idx, op, val },
+        })
+    };
+    Ok(match suffix {
+        "" => match val()? {
+            Val::Null => Cond::IsNull {
+                field: idx,
+                negate: false,
+            },
+            val => Cond::Cmp {
+                field: idx,
+                op: CmpOp::Eq,
+                val,
+            },
+        },
+        "_not" => match val()? {
+            Val::Null => Cond::IsNull {
+                field: idx,
+                negate: true,
+            },
+            val => Cond::Cmp {
+                field: idx,
+                op: CmpOp::Ne,
+                val,
+            },
+        },
+        "_in" | "_not_in" => {
+            let negate = suffix == "_not_in";
+            match val()? {
+                Val::List(vals) if vals.is_empty() => Cond::Const(negate),
+                Val::List(vals) => Cond::In {
+                    field: idx,
+                    vals,
+                    negate,
+                },
+                // `f_in: null` and `f_not_in: null` both match nothing.
+                _ => Cond::Const(false),
+            }
+        }
+        "_lt" => cmp(CmpOp::Lt)?,
+        "_lte" => cmp(CmpOp::Le)?,
+        "_gt" => cmp(CmpOp::Gt)?,
+        "_gte" => cmp(CmpOp::Ge)?,
+        "_contains" => like(LikeKind::Contains, false)?,
+        "_not_contains" => like(LikeKind::Contains, true)?,
+        "_starts_with" => like(LikeKind::StartsWith, false)?,
+        "_not_starts_with" => like(LikeKind::StartsWith, true)?,
+        "_ends_with" => like(LikeKind::EndsWith, false)?,
+        "_not_ends_with" => like(LikeKind::EndsWith, true)?,
+        other => return Err(format!("unknown filter suffix `{other}`")),
+    })
+}
+
+/// Appends the SQL of `cond` over the table aliased `alias`.
+pub fn render(cond: &Cond, meta: &ModelMeta, alias: &str, sql: &mut Sql) {
+    match cond {
+        Cond::Const(true) => {
+            sql.push("1=1");
+        }
+        Cond::Const(false) => {
+            sql.push("1=0");
+        }
+        Cond::All(items) | Cond::Any(items) if items.is_empty() => {
+            sql.push("1=1");
+        }
+        Cond::All(items) | Cond::Any(items) => {
+            let sep = if matches!(cond, Cond::All(_)) { " AND " } else { " OR " };
+            sql.push("(");
+            sql.join(items, sep, |s, it| render(it, meta, alias, s));
+            sql.push(")");
+        }
+        Cond::IsNull { field, negate } => {
+            sql.col(alias, meta.fields[*field].name);
+            sql.push(if *negate { " IS NOT NULL" } else { " IS NULL" });
+        }
+        Cond::Cmp { field, op, val } => {
+            let f = &meta.fields[*field];
+            sql.col(alias, f.name).push(match op {
+                CmpOp::Eq => " = ",
+                CmpOp::Ne => " <> ",
+                CmpOp::Lt => " < ",
+                CmpOp::Le => " <= ",
+                CmpOp::Gt => " > ",
+                CmpOp::Ge => " >= ",
+            });
+            push_param(sql, val, f);
+        }
+        Cond::In {
+            field,
+            vals,
+            negate,
+        } => {
+            let f = &meta.fields[*field];
+            sql.col(alias, f.name)
+                .push(if *negate { " NOT IN (" } else { " IN (" });
+            sql.join(vals, ", ", |s, v| push_param(s, v, f));
+            sql.push(")");
+        }
+        Cond::Like {
+            field,
+            kind,
+            text,
+            negate,
+        } => {
+            let f = &meta.fields[*field];
+            let escaped = escape_like(text);
+            let pattern = match kind {
+                LikeKind::Contains => format!("%{escaped}%"),
+                LikeKind::StartsWith => format!("{escaped}%"),
+                LikeKind::EndsWith => format!("%{escaped}"),
+            };
+            sql.col(alias, f.name);
+            let op = match (sql.backend(), negate) {
+                (Backend::Sqlite, false) => " LIKE ",
+                (Backend::Sqlite, true) => " NOT LIKE ",
+                (Backend::Postgres, false) => " ILIKE ",
+                (Backend::Postgres, true) => " NOT ILIKE ",
+            };
+            sql.push(op)
+                .bind(sea_orm::Value::String(Some(pattern)))
+                .push(" ESCAPE '\\'");
+        }
+    }
+}
+
+/// Escapes `\`, `%` and `_` so they match literally inside a `LIKE` pattern.
+fn escape_like(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 4);
+    for c in text.chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `<Type>OrderBy` for the model `R`: `{field}_ASC` / `{field}_DESC` for every exposed non-list
+/// scalar field.
+#[derive(Debug, PartialEq, Eq)]
+pub struct OrderBy<R> {
+    pub field: usize,
+    pub descending: bool,
+    _model: PhantomData<fn() -> R>,
+}
+
+impl<R> Clone for OrderBy<R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<R> Copy for OrderBy<R> {}
+
+impl<R: Record> OrderBy<R> {
+    /// The default order: `id` ascending.
+    pub fn default_order() -> Self {
+        OrderBy {
+            field: R::META.id,
+            descending: false,
+            _model: PhantomData,
+        }
+    }
+
+    fn items() -> impl Iterator<Item = (usize, bool, String)> {
+        R::META
+            .fields
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.exposed && !f.list && f.kind != Kind::Relation)
+            .flat_map(|(i, f)| {
+                [
+                    (i, false, format!("{}_ASC", f.name)),
+                    (i, true, format!("{}_DESC", f.name)),
+                ]
+            })
+    }
+}
+
+impl<R: Record> InputType for OrderBy<R> {
+    type RawValueType = Self;
+
+    fn type_name() -> Cow<'static, str> {
+        Cow::Borrowed(R::META.order_by_name)
+    }
+
+    fn create_type_info(registry: &mut Registry) -> String {
+        registry.create_input_type::<Self, _>(MetaTypeId::Enum, |_| MetaType::Enum {
+            name: R::META.order_by_name.to_owned(),
+            description: None,
+            enum_values: Self::items()
+                .map(|(_, _, name)| {
+                    let value = MetaEnumValue {
+                        name: name.clone(),
+                        description: None,
+                        deprecation: Deprecation::NoDeprecated,
+                        visible: None,
+                        inaccessible: false,
+                        tags: Vec::new(),
+                        directive_invocations: Vec::new(),
+                    };
+                    (name, value)
+                })
+                .collect(),
+            visible: None,
+            inaccessible: false,
+            tags: Vec::new(),
+            rust_typename: Some(std::any::type_name::<Self>()),
+            directive_invocations: Vec::new(),
+            requires_scopes: Vec::new(),
+        })
+    }
+
+    fn parse(value: Option<Value>) -> InputValueResult<Self> {
+        let name = match &value {
+            Some(Value::Enum(n)) => n.as_str(),
+            Some(Value::String(s)) => s.as_str(),
+            _ => return Err(InputValueError::expected_type(value.unwrap_or_default())),
+        };
+        Self::items()
+            .find(|(_, _, item)| item == name)
+            .map(|(field, descending, _)| OrderBy {
+                field,
+                descending,
+                _model: PhantomData,
+            })
+            .ok_or_else(|| {
+                InputValueError::custom(format!(
+                    "enumeration type \"{}\" does not contain the value \"{name}\"",
+                    R::META.order_by_name
+                ))
+            })
+    }
+
+    fn to_value(&self) -> Value {
+        let f = &R::META.fields[self.field];
+        let dir = if self.descending { "DESC" } else { "ASC" };
+        Value::Enum(async_graphql::Name::new(format!("{}_{dir}", f.name)))
+    }
+
+    fn as_raw_value(&self) -> Option<&Self::RawValueType> {
+        Some(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_escaping() {
+        assert_eq!(escape_like(r"50%_a\b"), r"50\%\_a\\b");
+    }
+}

@@ -1,0 +1,25 @@
+//! Runtime of svc services.
+//!
+//! A service crate's build script runs `svc-generator`, which emits typed Rust (records, enums,
+//! root resolvers and data tables describing the model). That code calls the generic functions of
+//! this crate, which hold every behaviour that does not depend on the model: the HTTP server and
+//! request envelope, GraphQL filters and ordering, SQL for SQLite and PostgreSQL, mutations in
+//! transactions, errors with the reference's codes.
+//!
+//! Generated code reaches this crate only through [`__codegen`].
+
+pub mod cli;
+pub mod error;
+pub mod filter;
+pub mod meta;
+pub mod read;
+pub mod record;
+pub mod server;
+pub mod state;
+pub mod storage;
+pub mod value;
+pub mod write;
+
+#[doc(hidden)]
+#[path = "codegen.rs"]
+pub mod __codegen;

@@ -1,0 +1,138 @@
+//! Static description of a service's data model, emitted by the generator as data tables.
+//!
+//! Everything the runtime does generically (SQL, filters, ordering, defaults, validation) reads
+//! these tables; generated code only fills them in and points at them.
+
+use async_graphql::registry::Registry;
+
+/// The kind of value a field stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Id,
+    String,
+    Int,
+    Float,
+    Boolean,
+    DateTime,
+    Json,
+    /// A project enum; the values are in [`FieldMeta::enum_values`].
+    Enum,
+    /// A relation field (stored in the relation's join table, not as a column).
+    Relation,
+}
+
+impl Kind {
+    /// The GraphQL name of the scalar, for scalar kinds.
+    pub fn scalar_name(self) -> &'static str {
+        match self {
+            Kind::Id => "ID",
+            Kind::String => "String",
+            Kind::Int => "Int",
+            Kind::Float => "Float",
+            Kind::Boolean => "Boolean",
+            Kind::DateTime => "DateTime",
+            Kind::Json => "Json",
+            Kind::Enum | Kind::Relation => "",
+        }
+    }
+
+    /// Whether values of this kind are compared case-insensitively (the reference's collation).
+    pub fn is_text(self) -> bool {
+        matches!(self, Kind::String)
+    }
+}
+
+/// A literal default value, already validated and normalised by the generator.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Lit {
+    String(&'static str),
+    Int(i32),
+    Float(f64),
+    Boolean(bool),
+    /// Canonical `YYYY-MM-DDTHH:MM:SS.sssZ`.
+    DateTime(&'static str),
+    Enum(&'static str),
+    /// Canonical JSON text.
+    Json(&'static str),
+    List(&'static [Lit]),
+}
+
+/// One field of a model, as the runtime sees it.
+#[derive(Debug)]
+pub struct FieldMeta {
+    /// GraphQL name, also the column name.
+    pub name: &'static str,
+    pub kind: Kind,
+    pub list: bool,
+    pub required: bool,
+    pub unique: bool,
+    /// Declared in the SDL (system fields `createdAt`/`updatedAt` always exist as columns but are
+    /// exposed only when declared).
+    pub exposed: bool,
+    pub default: Option<Lit>,
+    /// Values of the enum, for [`Kind::Enum`].
+    pub enum_values: &'static [&'static str],
+    /// Registers the GraphQL input type of one value of this field (enums point at their
+    /// generated type; scalars at the built-in ones).
+    pub register: Option<fn(&mut Registry) -> String>,
+}
+
+/// One model type.
+#[derive(Debug)]
+pub struct ModelMeta {
+    pub name: &'static str,
+    pub plural: &'static str,
+    /// The table holding the nodes (named exactly like the model).
+    pub table: &'static str,
+    pub filter_name: &'static str,
+    pub order_by_name: &'static str,
+    /// Column fields: the declared scalar and enum fields in declaration order, then `createdAt`
+    /// and `updatedAt` when they are not declared (the columns always exist). This is also the
+    /// column order of every `SELECT`, so generated decoders read row values by these indices.
+    pub fields: &'static [FieldMeta],
+    /// Index of `id` in `fields`.
+    pub id: usize,
+    /// Index of `createdAt` in `fields`.
+    pub created_at: usize,
+    /// Index of `updatedAt` in `fields`.
+    pub updated_at: usize,
+}
+
+/// A relation's join table.
+#[derive(Debug)]
+pub struct RelationMeta {
+    pub name: &'static str,
+    pub table: &'static str,
+    /// Model on side A (column `A` holds its ids).
+    pub a: &'static str,
+    /// Model on side B (column `B` holds its ids).
+    pub b: &'static str,
+    /// Whether side A's field is a list (if not, a B node has at most one A partner).
+    pub a_list: bool,
+    /// Whether side B's field is a list (if not, an A node has at most one B partner).
+    pub b_list: bool,
+}
+
+/// The whole data model.
+#[derive(Debug)]
+pub struct ServiceMeta {
+    /// Default alias of the service in URLs (the crate name).
+    pub name: &'static str,
+    pub models: &'static [&'static ModelMeta],
+    pub relations: &'static [RelationMeta],
+}
+
+impl ModelMeta {
+    /// Looks a column field up by name.
+    pub fn field_index(&self, name: &str) -> Option<usize> {
+        self.fields.iter().position(|f| f.name == name)
+    }
+
+    /// Non-list unique fields usable as single-node lookup arguments, in declaration order.
+    pub fn unique_fields(&self) -> impl Iterator<Item = (usize, &FieldMeta)> {
+        self.fields
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.unique && !f.list && f.exposed)
+    }
+}

@@ -1,0 +1,252 @@
+//! The storage layer: the only place that talks to the database.
+//!
+//! SQLite (the embedded default) and PostgreSQL are both first-class. SQLite runs in WAL mode with
+//! a pool of reader connections and a single writer connection, so writes queue in the process
+//! instead of failing with `SQLITE_BUSY`; PostgreSQL uses one pool for both. Every statement goes
+//! through [`Exec`], which counts statements per request (the count is reported in a response
+//! header and used by tests that guard against N+1 queries).
+
+pub mod ddl;
+pub mod sql;
+
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use sea_orm::sqlx::postgres::PgPoolOptions;
+use sea_orm::sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
+};
+use sea_orm::{
+    ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbErr, QueryResult,
+    SqlxPostgresConnector, SqlxSqliteConnector, TransactionTrait, Value,
+};
+
+use crate::meta::{FieldMeta, Kind};
+use crate::value::{Val, format_datetime, parse_datetime};
+pub use sql::Sql;
+
+/// Which SQL dialect a database speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// A connected database.
+#[derive(Debug, Clone)]
+pub struct Db {
+    backend: Backend,
+    read: DatabaseConnection,
+    write: DatabaseConnection,
+}
+
+impl Db {
+    /// Connects to `sqlite://path` (created if missing) or `postgres://…`.
+    pub async fn connect(url: &str) -> Result<Db, DbErr> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let pool = PgPoolOptions::new()
+                .max_connections(16)
+                .acquire_timeout(Duration::from_secs(30))
+                .connect(url)
+                .await
+                .map_err(|e| DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string())))?;
+            let conn = SqlxPostgresConnector::from_sqlx_postgres_pool(pool);
+            Ok(Db {
+                backend: Backend::Postgres,
+                read: conn.clone(),
+                write: conn,
+            })
+        } else if url.starts_with("sqlite:") {
+            let options = SqliteConnectOptions::from_str(url)
+                .map_err(|e| DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string())))?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .busy_timeout(Duration::from_secs(30))
+                .foreign_keys(true);
+            let connect = |max: u32| {
+                SqlitePoolOptions::new()
+                    .max_connections(max)
+                    .min_connections(1)
+                    .connect_with(options.clone())
+            };
+            let writer = connect(1)
+                .await
+                .map_err(|e| DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string())))?;
+            let reader = connect(4)
+                .await
+                .map_err(|e| DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string())))?;
+            Ok(Db {
+                backend: Backend::Sqlite,
+                read: SqlxSqliteConnector::from_sqlx_sqlite_pool(reader),
+                write: SqlxSqliteConnector::from_sqlx_sqlite_pool(writer),
+            })
+        } else {
+            Err(DbErr::Conn(sea_orm::RuntimeErr::Internal(format!(
+                "unsupported database url `{url}`: use `sqlite://PATH` or `postgres://…`"
+            ))))
+        }
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// The connection for reads outside a transaction.
+    pub fn reader(&self) -> &DatabaseConnection {
+        &self.read
+    }
+
+    /// Starts the transaction a mutation runs in.
+    pub async fn begin(&self) -> Result<DatabaseTransaction, DbErr> {
+        self.write.begin().await
+    }
+
+    /// A new SQL builder for this database's dialect.
+    pub fn sql(&self) -> Sql {
+        Sql::new(self.backend)
+    }
+
+    /// Runs a batch of DDL statements in one transaction.
+    pub async fn execute_script(&self, statements: &[String]) -> Result<(), DbErr> {
+        let tx = self.write.begin().await?;
+        for s in statements {
+            tx.execute_unprepared(s).await?;
+        }
+        tx.commit().await
+    }
+}
+
+/// Counts the statements a request runs.
+#[derive(Debug, Default)]
+pub struct Counter(AtomicU32);
+
+impl Counter {
+    pub const fn new() -> Self {
+        Counter(AtomicU32::new(0))
+    }
+
+    pub fn get(&self) -> u32 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// A connection (pool or transaction) plus the request's statement counter.
+pub struct Exec<'a, C: ConnectionTrait> {
+    pub conn: &'a C,
+    pub counter: &'a Counter,
+}
+
+impl<C: ConnectionTrait> Exec<'_, C> {
+    pub async fn all(&self, sql: Sql) -> Result<Vec<QueryResult>, DbErr> {
+        self.counter.0.fetch_add(1, Ordering::Relaxed);
+        self.conn.query_all_raw(sql.into_statement()).await
+    }
+
+    pub async fn one(&self, sql: Sql) -> Result<Option<QueryResult>, DbErr> {
+        self.counter.0.fetch_add(1, Ordering::Relaxed);
+        self.conn.query_one_raw(sql.into_statement()).await
+    }
+
+    pub async fn execute(&self, sql: Sql) -> Result<u64, DbErr> {
+        self.counter.0.fetch_add(1, Ordering::Relaxed);
+        Ok(self
+            .conn
+            .execute_raw(sql.into_statement())
+            .await?
+            .rows_affected())
+    }
+}
+
+/// Converts a value into the SQL parameter for a column of `field`'s type. Nulls are typed, as
+/// PostgreSQL requires.
+pub fn to_db(val: &Val, field: &FieldMeta, backend: Backend) -> Value {
+    if field.list {
+        return match val {
+            Val::Null => Value::String(None),
+            v => Value::String(Some(v.to_json().to_string())),
+        };
+    }
+    match (val, field.kind) {
+        (Val::Null, Kind::Int) => Value::Int(None),
+        (Val::Null, Kind::Float) => Value::Double(None),
+        (Val::Null, Kind::Boolean) => Value::Bool(None),
+        (Val::Null, Kind::DateTime) if backend == Backend::Postgres => {
+            Value::ChronoDateTimeUtc(None)
+        }
+        (Val::Null, _) => Value::String(None),
+        (Val::Int(i), Kind::Float) => Value::Double(Some(f64::from(*i))),
+        (Val::Int(i), _) => Value::Int(Some(*i)),
+        (Val::Float(f), _) => Value::Double(Some(*f)),
+        (Val::Bool(b), _) => Value::Bool(Some(*b)),
+        (Val::DateTime(d), _) => match backend {
+            Backend::Postgres => Value::ChronoDateTimeUtc(Some(*d)),
+            Backend::Sqlite => Value::String(Some(format_datetime(d))),
+        },
+        (Val::Json(j), _) => Value::String(Some(j.to_string())),
+        (Val::String(s) | Val::Enum(s), _) => Value::String(Some(s.clone())),
+        (v @ Val::List(_), _) => Value::String(Some(v.to_json().to_string())),
+    }
+}
+
+/// Appends the select expression of a column: PostgreSQL `citext` columns are cast to `text` so
+/// the driver decodes them as plain strings.
+pub fn push_select_col(sql: &mut Sql, alias: &str, field: &FieldMeta) {
+    sql.col(alias, field.name);
+    if sql.backend() == Backend::Postgres && field.kind.is_text() && !field.list {
+        sql.push("::text");
+    }
+}
+
+/// Appends a placeholder for a comparison with a column of `field`, cast so that comparisons
+/// with PostgreSQL `citext` columns stay case-insensitive.
+pub fn push_param(sql: &mut Sql, val: &Val, field: &FieldMeta) {
+    let backend = sql.backend();
+    sql.bind(to_db(val, field, backend));
+    if backend == Backend::Postgres && field.kind.is_text() && !field.list {
+        sql.push("::citext");
+    }
+}
+
+/// Reads column `idx` of a result row as a `DateTime`.
+pub fn get_datetime(
+    row: &QueryResult,
+    idx: usize,
+    backend: Backend,
+) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbErr> {
+    match backend {
+        Backend::Postgres => row.try_get_by_index(idx),
+        Backend::Sqlite => {
+            let text: Option<String> = row.try_get_by_index(idx)?;
+            text.map(|t| {
+                parse_datetime(&t).ok_or_else(|| DbErr::Type(format!("bad stored date `{t}`")))
+            })
+            .transpose()
+        }
+    }
+}
+
+/// The field named by a unique-constraint violation, if `err` is one. `Some(None)` means it is a
+/// violation whose field could not be determined.
+pub fn unique_violation(err: &DbErr, table: &str) -> Option<Option<String>> {
+    let sea_orm::SqlErr::UniqueConstraintViolation(message) = err.sql_err()? else {
+        return None;
+    };
+    // SQLite: `UNIQUE constraint failed: Post.slug`; PostgreSQL: `… constraint "Post_slug_key"`.
+    let sqlite_prefix = format!("{table}.");
+    if let Some(rest) = message.split("UNIQUE constraint failed: ").nth(1) {
+        let field = rest
+            .split(',')
+            .next()
+            .and_then(|f| f.trim().strip_prefix(&sqlite_prefix));
+        return Some(field.map(str::to_owned));
+    }
+    let pg_prefix = format!("{table}_");
+    let field = message
+        .split('"')
+        .nth(1)
+        .and_then(|c| c.strip_prefix(&pg_prefix))
+        .and_then(|c| c.strip_suffix("_key"));
+    Some(field.map(str::to_owned))
+}
