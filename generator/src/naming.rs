@@ -89,7 +89,9 @@ pub fn previous_values_type(ty: &str) -> String {
 }
 
 /// Type names the generated API always defines, whatever the model.
-pub const FIXED_TYPE_NAMES: [&str; 8] = [
+pub const FIXED_TYPE_NAMES: [&str; 9] = [
+    // The generated Rust item a service binary runs (`svc_runtime::run::<Service>()`).
+    "Service",
     "Query",
     "Mutation",
     "Subscription",

@@ -1,4 +1,5 @@
-//! The command line of a service binary: `serve` (and later `migrate`, `info`).
+//! The command line of a service binary (`serve`), and [`spawn`] to run a service inside another
+//! program (the behaviour tests do).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -8,10 +9,20 @@ use async_graphql::ObjectType;
 use clap::{Parser, Subcommand};
 
 use crate::meta::ServiceMeta;
-use crate::server::{Service, serve};
+use crate::server::{Service, bind};
 use crate::state::State;
 use crate::storage::{Backend, Db, ddl};
 use crate::value::cuid;
+
+/// What the generator emits for a service: its root types and data tables.
+pub trait ServiceDef: 'static {
+    type Query: ObjectType + Default + 'static;
+    type Mutation: ObjectType + Default + 'static;
+    /// The data model.
+    const META: &'static ServiceMeta;
+    /// The directory the service was built from (holds `svc.yml` and `.svc/`).
+    const DIR: &'static str;
+}
 
 #[derive(Debug, Parser)]
 #[command(about = "An svc service: a GraphQL backend generated from its data model")]
@@ -23,35 +34,45 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Create the database tables if needed and serve the APIs.
-    Serve(ServeArgs),
+    Serve(Options),
 }
 
-#[derive(Debug, clap::Args)]
-struct ServeArgs {
-    /// Port to listen on.
+/// Deployment settings of a running service.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Options {
+    /// Port to listen on (0 picks a free port).
     #[arg(long, env = "SVC_PORT", default_value_t = 60000)]
-    port: u16,
+    pub port: u16,
     /// `sqlite://PATH` or `postgres://…`; default: a SQLite file under the service's `.svc/`.
     #[arg(long, env = "SVC_DATABASE_URL")]
-    database_url: Option<String>,
+    pub database_url: Option<String>,
     /// Service id used in API paths; default: the id stored in the database at first start.
     #[arg(long, env = "SVC_SERVICE_ID")]
-    service_id: Option<String>,
+    pub service_id: Option<String>,
     /// Alias accepted in API paths instead of the id; default: the service's name.
     #[arg(long, env = "SVC_ALIAS")]
-    alias: Option<String>,
+    pub alias: Option<String>,
 }
 
 /// Entry point of a generated service binary.
-pub fn run<Q, M>(service: &'static ServiceMeta, service_dir: &str) -> ExitCode
-where
-    Q: ObjectType + Default + 'static,
-    M: ObjectType + Default + 'static,
-{
+pub fn run<S: ServiceDef>() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Serve(args) => actix_web::rt::System::new()
-            .block_on(serve_command::<Q, M>(service, service_dir, args)),
+        Command::Serve(options) => actix_web::rt::System::new().block_on(async move {
+            let started = start::<S>(options).await?;
+            println!(
+                "svc: serving `{}` (service id {}) on {}",
+                started.alias,
+                started.service_id,
+                redact(&started.database_url)
+            );
+            let base = format!("http://localhost:{}", started.port);
+            let id = &started.service_id;
+            println!("  Simple API   POST {base}/simple/v1/{id}  (or /simple/v1/{})", started.alias);
+            println!("  Playground   GET  {base}/simple/v1/{id}");
+            println!("  Health       GET  {base}/status");
+            started.server.await.map_err(|e| format!("server failed: {e}"))
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -59,6 +80,113 @@ where
             eprintln!("error: {message}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// A service that is listening.
+pub struct Started {
+    pub server: actix_web::dev::Server,
+    pub port: u16,
+    pub service_id: String,
+    pub alias: String,
+    pub database_url: String,
+}
+
+/// Connects to the database, creates missing tables, and binds the HTTP server.
+pub async fn start<S: ServiceDef>(options: Options) -> Result<Started, String> {
+    let database_url = match options.database_url {
+        Some(url) => url,
+        None => default_database_url(S::DIR)?,
+    };
+    let db = Db::connect(&database_url)
+        .await
+        .map_err(|e| format!("cannot connect to the database: {e}"))?;
+    db.execute_script(&ddl::create_statements(S::META, db.backend()))
+        .await
+        .map_err(|e| format!("cannot create the tables: {e}"))?;
+    let stored_id = stored_service_id(&db)
+        .await
+        .map_err(|e| format!("cannot read the service id: {e}"))?;
+    let service_id = options.service_id.unwrap_or(stored_id);
+    let alias = options.alias.unwrap_or_else(|| S::META.name.to_owned());
+    let state = Arc::new(State {
+        db,
+        service: S::META,
+    });
+    let svc = Service::<S::Query, S::Mutation>::new(state, service_id.clone(), alias.clone());
+    let (server, port) =
+        bind(svc, options.port).map_err(|e| format!("cannot listen on port {}: {e}", options.port))?;
+    Ok(Started {
+        server,
+        port,
+        service_id,
+        alias,
+        database_url,
+    })
+}
+
+/// A service running on a background thread.
+pub struct Running {
+    pub port: u16,
+    pub service_id: String,
+    handle: actix_web::dev::ServerHandle,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Running {
+    /// Stops the server and waits for its thread.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        if let Some(thread) = self.thread.take() {
+            let handle = self.handle.clone();
+            // The server's own system drives the stop; wait for it from this thread.
+            let stopper = std::thread::spawn(move || {
+                actix_web::rt::System::new().block_on(handle.stop(true));
+            });
+            let _ = stopper.join();
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// Starts the service on a background thread and returns once it listens.
+pub fn spawn<S: ServiceDef>(options: Options) -> Result<Running, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let thread = std::thread::spawn(move || {
+        actix_web::rt::System::new().block_on(async move {
+            match start::<S>(options).await {
+                Ok(started) => {
+                    let handle = started.server.handle();
+                    let _ = tx.send(Ok((started.port, started.service_id, handle)));
+                    let _ = started.server.await;
+                }
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                }
+            }
+        });
+    });
+    match rx.recv() {
+        Ok(Ok((port, service_id, handle))) => Ok(Running {
+            port,
+            service_id,
+            handle,
+            thread: Some(thread),
+        }),
+        Ok(Err(e)) => {
+            let _ = thread.join();
+            Err(e)
+        }
+        Err(_) => Err("the service thread ended before it started listening".to_owned()),
     }
 }
 
@@ -76,44 +204,6 @@ fn default_database_url(service_dir: &str) -> Result<String, String> {
     Ok(format!("sqlite://{}", dir.join("data.db").display()))
 }
 
-async fn serve_command<Q, M>(
-    service: &'static ServiceMeta,
-    service_dir: &str,
-    args: ServeArgs,
-) -> Result<(), String>
-where
-    Q: ObjectType + Default + 'static,
-    M: ObjectType + Default + 'static,
-{
-    let url = match args.database_url {
-        Some(url) => url,
-        None => default_database_url(service_dir)?,
-    };
-    let db = Db::connect(&url)
-        .await
-        .map_err(|e| format!("cannot connect to the database: {e}"))?;
-    db.execute_script(&ddl::create_statements(service, db.backend()))
-        .await
-        .map_err(|e| format!("cannot create the tables: {e}"))?;
-    let stored_id = stored_service_id(&db)
-        .await
-        .map_err(|e| format!("cannot read the service id: {e}"))?;
-    let service_id = args.service_id.unwrap_or(stored_id);
-    let alias = args.alias.unwrap_or_else(|| service.name.to_owned());
-    let state = Arc::new(State { db, service });
-    let svc = Service::<Q, M>::new(state, service_id.clone(), alias.clone());
-
-    let base = format!("http://localhost:{}", args.port);
-    let shown_url = redact(&url);
-    println!("svc: serving `{alias}` (service id {service_id}) on {shown_url}");
-    println!("  Simple API   {base}/simple/v1/{service_id}  (alias /simple/v1/{alias})");
-    println!("  Playground   GET {base}/simple/v1/{service_id}");
-    println!("  Health       {base}/status");
-    serve(svc, args.port)
-        .await
-        .map_err(|e| format!("cannot serve on port {}: {e}", args.port))
-}
-
 /// The service id stored at first start (a new cuid then).
 async fn stored_service_id(db: &Db) -> Result<String, sea_orm::DbErr> {
     use sea_orm::ConnectionTrait;
@@ -122,14 +212,14 @@ async fn stored_service_id(db: &Db) -> Result<String, sea_orm::DbErr> {
         Backend::Sqlite => "?",
         Backend::Postgres => "$1",
     };
+    let tx = db.begin().await?;
     let insert = sea_orm::Statement::from_sql_and_values(
-        db.reader().get_database_backend(),
+        tx.get_database_backend(),
         format!(
             "INSERT INTO \"{table}\" (\"key\", \"value\") VALUES ('service_id', {placeholder}) ON CONFLICT DO NOTHING"
         ),
         [sea_orm::Value::String(Some(cuid()))],
     );
-    let tx = db.begin().await?;
     tx.execute_raw(insert).await?;
     let select = sea_orm::Statement::from_string(
         tx.get_database_backend(),

@@ -7,7 +7,7 @@ pub use async_graphql::{Context, ID, MaybeUndefined, Result};
 pub use sea_orm::{DbErr, QueryResult};
 pub use serde_json;
 
-pub use crate::cli::run;
+pub use crate::cli::ServiceDef;
 pub use crate::filter::{Filter, OrderBy};
 pub use crate::meta::{FieldMeta, Kind, Lit, ModelMeta, RelationMeta, ServiceMeta};
 pub use crate::read::{ListArgs, QueryMeta, all, by_id, count, node_model, one};

@@ -20,6 +20,8 @@ pub mod storage;
 pub mod value;
 pub mod write;
 
+pub use cli::{Options, Running, ServiceDef, run, spawn};
+
 #[doc(hidden)]
 #[path = "codegen.rs"]
 pub mod __codegen;

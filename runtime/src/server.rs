@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use actix_web::http::header::{self, HeaderValue};
+use actix_web::dev::Server;
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use async_graphql::http::{GraphQLPlaygroundConfig, playground_source};
 use async_graphql::{
@@ -56,14 +57,15 @@ where
     }
 }
 
-/// Serves `service` on `port` until the process is stopped.
-pub async fn serve<Q, M>(service: Service<Q, M>, port: u16) -> std::io::Result<()>
+/// Binds `service` to `port` (0 picks a free one) and returns the server (to be awaited) and the
+/// port it listens on.
+pub fn bind<Q, M>(service: Service<Q, M>, port: u16) -> std::io::Result<(Server, u16)>
 where
     Q: ObjectType + Default + 'static,
     M: ObjectType + Default + 'static,
 {
     let service = web::Data::new(service);
-    HttpServer::new(move || {
+    let server = HttpServer::new(move || {
         App::new()
             .app_data(service.clone())
             .app_data(web::PayloadConfig::new(MAX_BODY_BYTES))
@@ -77,9 +79,9 @@ where
             .route("/simple/v1/{id}/schema.json", web::get().to(schema_json::<Q, M>))
             .default_service(web::route().to(fallback))
     })
-    .bind(("0.0.0.0", port))?
-    .run()
-    .await
+    .bind(("0.0.0.0", port))?;
+    let port = server.addrs().first().map_or(port, |a| a.port());
+    Ok((server.run(), port))
 }
 
 /// Requests larger than this are refused (the import limit of the seed is the largest body any

@@ -1,0 +1,3 @@
+//! The example service, generated from `svc.yml` and `types.graphql` by the build script.
+
+include!(concat!(env!("OUT_DIR"), "/svc.rs"));
