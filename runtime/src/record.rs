@@ -230,9 +230,9 @@ macro_rules! __enum_conversions {
         }
         impl $crate::__codegen::IntoVal for $ty {
             fn into_val(self) -> $crate::__codegen::Val {
-                $crate::__codegen::Val::Enum(
-                    <$ty as $crate::__codegen::EnumValue>::name(self).to_owned(),
-                )
+                $crate::__codegen::Val::Enum(::std::borrow::ToOwned::to_owned(
+                    <$ty as $crate::__codegen::EnumValue>::name(self),
+                ))
             }
         }
     };

@@ -141,14 +141,24 @@ fn node_interface(model: &Model) -> TokenStream {
     if model.types.is_empty() {
         return TokenStream::new();
     }
-    let variants = model.types.iter().map(|t| type_ident(&t.name));
+    let variants: Vec<_> = model.types.iter().map(|t| type_ident(&t.name)).collect();
     let id_ty = format!("&{}", quote!(#rt::ID)).replace(' ', "");
+    // async-graphql's `Interface` derive expands `static_assertions`, which names `Sized` without
+    // a path; the module restores the prelude for that expansion only, so the rest of the
+    // generated code stays usable under `#![no_implicit_prelude]`.
     quote! {
-        /// Every node, whatever its model.
-        #[derive(#rt::async_graphql::Interface)]
-        #[graphql(crate = #krate, name = "Node", field(name = "id", ty = #id_ty))]
-        pub enum Node {
-            #( #variants(#variants), )*
+        pub use self::__node::Node;
+
+        #[doc(hidden)]
+        pub mod __node {
+            use ::core::prelude::rust_2024::*;
+
+            /// Every node, whatever its model.
+            #[derive(#rt::async_graphql::Interface)]
+            #[graphql(crate = #krate, name = "Node", field(name = "id", ty = #id_ty))]
+            pub enum Node {
+                #( #variants(super::#variants), )*
+            }
         }
     }
 }
