@@ -1,0 +1,188 @@
+//! The HTTP surface and request envelope (§0.1, §2.11, §11.1): batching, variables as object or
+//! JSON text, 3024, syntax and validation error shapes, 3016, id and alias, the playground,
+//! `/status`, `Request-Id`, CORS.
+
+use serde_json::json;
+
+use crate::support::{
+    ALIAS, REQUEST_ID, SERVICE_ID, assert_validation_error, body_json, four_posts, is_request_id,
+    list_of,
+};
+
+db_tests! {
+    /// An array of requests is run as a batch and answered with an array, in order.
+    async fn batch_in_batch_out(srv) {
+        four_posts(srv).await;
+        let res = srv
+            .post_json(&json!([
+                { "query": "{ allPosts(first: 1) { slug } }" },
+                { "query": "query Q($v: Int) { _allPostsMeta(filter: { votes: $v }) { count } }", "variables": { "v": 5 } },
+                { "query": "mutation { createCategory(name: \"b\") { name } }" },
+                { "query": "{ Post { id } }" },
+                { "query": "{ allPosts {" },
+            ]))
+            .await;
+        assert_eq!(
+            res[3],
+            json!({ "data": { "Post": null }, "errors": [{
+                "locations": [{ "line": 1, "column": 3 }], "path": ["Post"], "code": 3000,
+                "message": "None of the following arguments provided: List(id, slug, externalId)",
+                "requestId": REQUEST_ID,
+            }] })
+        );
+        let syntax = res[4]["error"].as_str().unwrap_or_default();
+        assert!(syntax.starts_with("Syntax error while parsing GraphQL query. "), "{res:#}");
+        assert_eq!(
+            res,
+            json!([
+                { "data": { "allPosts": [{ "slug": "alpha" }] } },
+                { "data": { "_allPostsMeta": { "count": 2 } } },
+                { "data": { "createCategory": { "name": "b" } } },
+                res[3],
+                { "error": syntax },
+            ])
+        );
+        assert_eq!(srv.post_json(&json!([])).await, json!([]));
+    }
+
+    /// `variables` may be an object or a string holding JSON; `operationName` picks the
+    /// operation.
+    async fn variables_object_or_json_text(srv) {
+        four_posts(srv).await;
+        let query = "query ($slug: String) { allPosts(filter: { slug: $slug }) { slug } }";
+        let expected = list_of("allPosts", "slug", &["gamma"]);
+        assert_eq!(srv.post_json(&json!({ "query": query, "variables": { "slug": "gamma" } })).await, expected);
+        assert_eq!(srv.post_json(&json!({ "query": query, "variables": "{\"slug\": \"gamma\"}" })).await, expected);
+        assert_eq!(
+            srv.post_json(&json!({ "query": query, "variables": null })).await,
+            list_of("allPosts", "slug", &[])
+        );
+        let two = "query A { allPosts(first: 1) { slug } } query B { allPosts(last: 1) { slug } }";
+        assert_eq!(
+            srv.post_json(&json!({ "query": two, "operationName": "B" })).await,
+            list_of("allPosts", "slug", &["delta"])
+        );
+        assert_eq!(
+            srv.post_json(&json!({ "query": two, "operationName": "A", "variables": "{}" })).await,
+            list_of("allPosts", "slug", &["alpha"])
+        );
+    }
+
+    /// `variables` that is a string but not JSON → 3024 outside GraphQL execution.
+    async fn unparsable_variables_is_3024(srv) {
+        let res = srv
+            .post_json(&json!({ "query": "{ allPosts { id } }", "variables": "{nope" }))
+            .await;
+        assert_eq!(
+            res,
+            json!({ "code": 3024, "requestId": REQUEST_ID, "error": "Variables could not be parsed as json: {nope" })
+        );
+    }
+
+    /// A query that does not parse → only `error`, starting with the reference's text.
+    async fn syntax_error_shape(srv) {
+        let res = srv.gql("{ allPosts { id ").await;
+        let obj = res.as_object().expect("an object");
+        assert_eq!(obj.keys().collect::<Vec<_>>(), ["error"], "{res:#}");
+        let message = res["error"].as_str().unwrap_or_default();
+        assert!(
+            message.starts_with("Syntax error while parsing GraphQL query. ") && message.len() > 43,
+            "{res:#}"
+        );
+        // A body that is neither an object nor an array.
+        assert_eq!(srv.post_json(&json!(42)).await, json!({ "error": "input could not be parsed: '42'" }));
+    }
+
+    /// A query that parses but does not validate → `errors` with `message` and `locations`
+    /// only, no `data`, no `code`.
+    async fn validation_error_shape(srv) {
+        let res = srv.gql("{ allPosts { nope } }").await;
+        assert_validation_error(&res, "nope");
+        assert_eq!(res["errors"][0]["locations"], json!([{ "line": 1, "column": 14 }]));
+        let res = srv.gql(r#"{ allPosts(first: "two") { id } }"#).await;
+        assert_validation_error(&res, "");
+        let res = srv.gql("mutation { createPost(title: \"no slug\") { id } }").await;
+        assert_validation_error(&res, "slug");
+    }
+
+    /// Unknown service id → 3016; the service answers under its id and under its alias.
+    async fn service_id_alias_and_3016(srv) {
+        let body = json!({ "query": "{ _allPostsMeta { count } }" });
+        for name in [SERVICE_ID, ALIAS] {
+            let res = srv.client().post(srv.url(&format!("/simple/v1/{name}"))).json(&body).send().await.expect("request");
+            assert_eq!(body_json(res).await, json!({ "data": { "_allPostsMeta": { "count": 0 } } }), "{name}");
+        }
+        let res = srv.client().post(srv.url("/simple/v1/nope")).json(&body).send().await.expect("request");
+        assert_eq!(
+            body_json(res).await,
+            json!({ "code": 3016, "requestId": REQUEST_ID, "error": "Project not found: 'nope'" })
+        );
+    }
+
+    /// GET on the API path serves the playground page; `/status` answers `OK`.
+    async fn playground_and_status(srv) {
+        let res = srv.client().get(srv.api()).send().await.expect("request");
+        assert_eq!(res.status(), 200);
+        let content_type = res.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+        assert!(content_type.starts_with("text/html"), "content-type {content_type}");
+        let html = res.text().await.expect("body");
+        assert!(html.to_lowercase().contains("<html"), "not a page: {html}");
+
+        let res = srv.client().get(srv.url("/status")).send().await.expect("request");
+        assert_eq!(res.status(), 200);
+        assert_eq!(res.text().await.expect("body"), "OK");
+    }
+
+    /// Every response has a `Request-Id` header (`local:simple:<cuid>`), the same id as in the
+    /// body's errors, and new for every request.
+    async fn request_id_header(srv) {
+        let header = |res: &reqwest::Response| {
+            res.headers().get("Request-Id").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned()
+        };
+        let res = srv.post(&json!({ "query": "{ Post { id } }" })).await;
+        let id = header(&res);
+        assert!(is_request_id(&id), "Request-Id {id:?}");
+        let body: serde_json::Value = res.json().await.expect("json");
+        assert_eq!(body["errors"][0]["requestId"], json!(id));
+
+        let res = srv.post(&json!({ "query": "{ allPosts { id } }" })).await;
+        let other = header(&res);
+        assert!(is_request_id(&other) && other != id, "{other:?} after {id:?}");
+
+        let res = srv.client().post(srv.url("/simple/v1/nope")).json(&json!({ "query": "{ allPosts { id } }" })).send().await.expect("request");
+        let id = header(&res);
+        let body: serde_json::Value = res.json().await.expect("json");
+        assert!(is_request_id(&id));
+        assert_eq!(body["requestId"], json!(id));
+    }
+
+    /// CORS is open to every origin, including the preflight.
+    async fn cors(srv) {
+        let res = srv
+            .client()
+            .post(srv.api())
+            .header("Origin", "https://app.example.org")
+            .json(&json!({ "query": "{ allPosts { id } }" }))
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(res.status(), 200);
+        assert_eq!(res.headers().get("access-control-allow-origin").and_then(|v| v.to_str().ok()), Some("*"));
+
+        let res = srv
+            .client()
+            .request(reqwest::Method::OPTIONS, srv.api())
+            .header("Origin", "https://app.example.org")
+            .header("Access-Control-Request-Method", "POST")
+            .header("Access-Control-Request-Headers", "content-type, authorization")
+            .send()
+            .await
+            .expect("request");
+        assert!(res.status().is_success(), "preflight status {}", res.status());
+        let get = |name: &str| res.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_lowercase();
+        assert_eq!(get("access-control-allow-origin"), "*");
+        assert!(get("access-control-allow-methods").contains("post"), "methods: {}", get("access-control-allow-methods"));
+        let headers = get("access-control-allow-headers");
+        assert!(headers == "*" || (headers.contains("content-type") && headers.contains("authorization")), "headers: {headers}");
+    }
+}

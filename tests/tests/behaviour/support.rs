@@ -1,0 +1,462 @@
+//! Starting `example-model` servers on a fresh SQLite file or PostgreSQL schema, talking to them
+//! over HTTP, and the shared fixtures and expected-JSON builders of the behaviour tests.
+
+use std::hash::{BuildHasher, RandomState};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sqlx::Connection;
+
+/// The service id the test servers are started with.
+pub const SERVICE_ID: &str = "test-service";
+/// The alias the test servers are started with; the helpers address the API through it.
+pub const ALIAS: &str = "example";
+/// What every (already checked) `requestId` in a response body is replaced with.
+pub const REQUEST_ID: &str = "<request id>";
+
+const DEFAULT_POSTGRES_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+
+/// The database a test server runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Db {
+    Sqlite,
+    Postgres,
+}
+
+/// Where a server keeps its data; removed when the server is dropped.
+enum Storage {
+    SqliteDir(PathBuf),
+    PostgresSchema(String),
+}
+
+/// A running `example-model` service on its own fresh database.
+pub struct Server {
+    pub port: u16,
+    client: reqwest::Client,
+    running: Option<svc_runtime::Running>,
+    storage: Storage,
+}
+
+impl Server {
+    /// Starts a server on a fresh database. `None` only for PostgreSQL outside CI when it is
+    /// unreachable (after printing a notice); in CI an unreachable PostgreSQL fails the test.
+    pub async fn start(db: Db) -> Option<Server> {
+        let (database_url, storage) = match db {
+            Db::Sqlite => {
+                let dir = std::env::temp_dir().join(format!("svc-test-{}", unique_name()));
+                std::fs::create_dir_all(&dir)
+                    .unwrap_or_else(|e| panic!("cannot create `{}`: {e}", dir.display()));
+                let url = format!("sqlite://{}", dir.join("data.db").display());
+                (url, Storage::SqliteDir(dir))
+            }
+            Db::Postgres => {
+                let base = postgres_url();
+                let mut conn = match admin_connection().await {
+                    Ok(conn) => conn,
+                    Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+                        panic!("CI=true, but PostgreSQL at `{base}` is unreachable: {e}")
+                    }
+                    Err(e) => {
+                        eprintln!(
+                            "notice: PostgreSQL at `{base}` is unreachable ({e}); skipping this \
+                             PostgreSQL test. Start PostgreSQL (database `test`, user `postgres`, \
+                             trust auth) or set SVC_TEST_POSTGRES_URL to run it."
+                        );
+                        return None;
+                    }
+                };
+                prepare_database(&mut conn).await;
+                let schema = format!("svc_t_{}", unique_name());
+                sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE SCHEMA \"{schema}\"")))
+                    .execute(&mut conn)
+                    .await
+                    .unwrap_or_else(|e| panic!("cannot create schema `{schema}`: {e}"));
+                let _ = conn.close().await;
+                let sep = if base.contains('?') { '&' } else { '?' };
+                let url = format!("{base}{sep}options=-c%20search_path%3D{schema},public");
+                (url, Storage::PostgresSchema(schema))
+            }
+        };
+        // Build the guard first so that the database is cleaned up even if starting fails.
+        let mut srv = Server {
+            port: 0,
+            client: reqwest::Client::new(),
+            running: None,
+            storage,
+        };
+        let options = svc_runtime::Options {
+            port: 0,
+            database_url: Some(database_url),
+            service_id: Some(SERVICE_ID.into()),
+            alias: Some(ALIAS.into()),
+        };
+        let running = tokio::task::spawn_blocking(move || {
+            svc_runtime::spawn::<example_model::Service>(options)
+        })
+        .await
+        .expect("the spawning thread panicked")
+        .unwrap_or_else(|e| panic!("cannot start example-model on {db:?}: {e}"));
+        srv.port = running.port;
+        srv.running = Some(running);
+        Some(srv)
+    }
+
+    /// `http://127.0.0.1:{port}{path}`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// The Simple API endpoint, addressed by alias.
+    pub fn api(&self) -> String {
+        self.url(&format!("/simple/v1/{ALIAS}"))
+    }
+
+    pub fn client(&self) -> &reqwest::Client {
+        &self.client
+    }
+
+    /// POSTs a JSON body to the Simple API and returns the raw response.
+    pub async fn post(&self, body: &Value) -> reqwest::Response {
+        self.client
+            .post(self.api())
+            .json(body)
+            .send()
+            .await
+            .expect("the Simple API request failed")
+    }
+
+    /// POSTs a JSON body, checks HTTP 200, and returns the JSON body with every `requestId`
+    /// checked and replaced by [`REQUEST_ID`].
+    pub async fn post_json(&self, body: &Value) -> Value {
+        let res = self.post(body).await;
+        body_json(res).await
+    }
+
+    /// Runs one GraphQL query (or mutation) and returns the whole response body.
+    pub async fn gql(&self, query: &str) -> Value {
+        self.post_json(&json!({ "query": query })).await
+    }
+
+    /// Runs one GraphQL query with variables and returns the whole response body.
+    pub async fn gql_vars(&self, query: &str, variables: Value) -> Value {
+        self.post_json(&json!({ "query": query, "variables": variables }))
+            .await
+    }
+
+    /// Runs a query that must succeed (test setup) and returns its `data`.
+    pub async fn data(&self, query: &str) -> Value {
+        let res = self.gql(query).await;
+        assert!(
+            res.get("errors").is_none() && res.get("error").is_none(),
+            "setup query failed: {query}\n{res:#}"
+        );
+        res["data"].clone()
+    }
+
+    /// Runs `create{model}({args}) { id }` and returns the new id.
+    pub async fn create(&self, model: &str, args: &str) -> String {
+        let data = self
+            .data(&format!("mutation {{ create{model}({args}) {{ id }} }}"))
+            .await;
+        let id = data[format!("create{model}")]["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("create{model} returned no id: {data}"));
+        assert!(is_cuid(id), "new ids are cuids, got {id:?}");
+        id.to_owned()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(running) = self.running.take() {
+            running.stop();
+        }
+        match &self.storage {
+            Storage::SqliteDir(dir) => {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            Storage::PostgresSchema(schema) => {
+                // Drop may run inside the test's runtime (or while panicking): use a thread with
+                // a runtime of its own.
+                let schema = schema.clone();
+                let _ = std::thread::spawn(move || {
+                    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                    else {
+                        return;
+                    };
+                    rt.block_on(async move {
+                        if let Ok(mut conn) = admin_connection().await {
+                            let drop = format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE");
+                            let _ = sqlx::raw_sql(sqlx::AssertSqlSafe(drop))
+                                .execute(&mut conn)
+                                .await;
+                            let _ = conn.close().await;
+                        }
+                    });
+                })
+                .join();
+            }
+        }
+    }
+}
+
+fn postgres_url() -> String {
+    std::env::var("SVC_TEST_POSTGRES_URL").unwrap_or_else(|_| DEFAULT_POSTGRES_URL.to_owned())
+}
+
+async fn admin_connection() -> Result<sqlx::PgConnection, String> {
+    let url = postgres_url();
+    match tokio::time::timeout(Duration::from_secs(10), sqlx::PgConnection::connect(&url)).await {
+        Ok(Ok(conn)) => Ok(conn),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err("timed out after 10 s".to_owned()),
+    }
+}
+
+/// Installs `citext` (which the runtime's PostgreSQL tables use) into `public`, once.
+///
+/// The runtime runs `CREATE EXTENSION IF NOT EXISTS citext` at start-up. Left to that, servers
+/// starting at the same moment race on it (a unique violation in `pg_extension`), and the
+/// extension lands in the first schema of the search path, i.e. in one test's schema, so dropping
+/// that schema would drop the `citext` columns of every other test running at the time.
+async fn prepare_database(conn: &mut sqlx::PgConnection) {
+    static DONE: AtomicBool = AtomicBool::new(false);
+    if DONE.load(Ordering::Acquire) {
+        return;
+    }
+    // An advisory lock serialises this across the tests of this and of other processes.
+    sqlx::raw_sql(
+        "SELECT pg_advisory_lock(7317001); \
+         CREATE EXTENSION IF NOT EXISTS citext WITH SCHEMA public; \
+         SELECT pg_advisory_unlock(7317001);",
+    )
+    .execute(&mut *conn)
+    .await
+    .unwrap_or_else(|e| panic!("cannot install the `citext` extension into `public`: {e}"));
+    DONE.store(true, Ordering::Release);
+}
+
+/// A name unique across processes and across the servers of one process.
+fn unique_name() -> String {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let random = RandomState::new().hash_one((std::process::id(), n, std::time::Instant::now()));
+    format!("{}_{n}_{random:016x}", std::process::id())
+}
+
+/// Checks HTTP 200 and returns the JSON body with `requestId`s checked and redacted.
+pub async fn body_json(res: reqwest::Response) -> Value {
+    let status = res.status();
+    let text = res.text().await.expect("cannot read the response body");
+    assert_eq!(status, 200, "unexpected HTTP status; body: {text}");
+    let value: Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("the response is not JSON ({e}): {text}"));
+    redact_request_ids(value)
+}
+
+/// Replaces the value of every `requestId` key by [`REQUEST_ID`] after checking that it is a
+/// request id (`local:simple:<cuid>`).
+pub fn redact_request_ids(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| {
+                    if k == "requestId" {
+                        let ok = v.as_str().is_some_and(is_request_id);
+                        assert!(ok, "`requestId` must be `local:simple:<cuid>`, got {v}");
+                        (k, Value::String(REQUEST_ID.to_owned()))
+                    } else {
+                        (k, redact_request_ids(v))
+                    }
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(redact_request_ids).collect()),
+        other => other,
+    }
+}
+
+/// A request id: `local:simple:` and a cuid.
+pub fn is_request_id(s: &str) -> bool {
+    s.strip_prefix("local:simple:").is_some_and(is_cuid)
+}
+
+/// A cuid: 25 characters of `[a-z0-9]` starting with `c`.
+pub fn is_cuid(s: &str) -> bool {
+    s.len() == 25
+        && s.starts_with('c')
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+}
+
+/// The API's date-time output format: `yyyy-MM-ddTHH:mm:ss.SSSZ`.
+pub fn is_timestamp(s: &str) -> bool {
+    const SHAPE: &[u8] = b"dddd-dd-ddTdd:dd:dd.dddZ";
+    s.len() == SHAPE.len()
+        && s.bytes().zip(SHAPE).all(|(b, &t)| match t {
+            b'd' => b.is_ascii_digit(),
+            _ => b == t,
+        })
+}
+
+/// One field error in the reference's shape (§11.1 a), with the request id redacted.
+pub fn field_error(path: Value, line: u32, column: u32, code: u32, message: &str) -> Value {
+    json!({
+        "locations": [{ "line": line, "column": column }],
+        "path": path,
+        "code": code,
+        "message": message,
+        "requestId": REQUEST_ID,
+    })
+}
+
+/// A response holding `data` and one field error.
+pub fn error_response(data: Value, error: Value) -> Value {
+    json!({ "data": data, "errors": [error] })
+}
+
+/// Asserts the validation-error shape (§2.11, §11.1 d): only `errors`, each with exactly
+/// `message` and `locations`, and a message containing `needle`.
+pub fn assert_validation_error(res: &Value, needle: &str) {
+    let obj = res.as_object().expect("the response is an object");
+    let keys: Vec<&String> = obj.keys().collect();
+    assert_eq!(keys, ["errors"], "validation errors carry no data: {res:#}");
+    let errors = res["errors"].as_array().expect("`errors` is an array");
+    assert!(!errors.is_empty(), "no errors: {res:#}");
+    for e in errors {
+        let mut keys: Vec<&String> = e.as_object().expect("error objects").keys().collect();
+        keys.sort();
+        assert_eq!(
+            keys,
+            ["locations", "message"],
+            "validation error keys: {res:#}"
+        );
+        let locations = e["locations"].as_array().expect("locations is an array");
+        assert!(
+            !locations.is_empty(),
+            "validation errors have locations: {res:#}"
+        );
+    }
+    assert!(
+        errors
+            .iter()
+            .any(|e| e["message"].as_str().is_some_and(|m| m.contains(needle))),
+        "no validation error mentions {needle:?}: {res:#}"
+    );
+}
+
+/// `{"data": {field: [{key: v}, …]}}`.
+pub fn list_of(field: &str, key: &str, values: &[&str]) -> Value {
+    let items: Vec<Value> = values.iter().map(|v| json!({ key: v })).collect();
+    json!({ "data": { field: items } })
+}
+
+/// The ids of the four posts of [`four_posts`], by slug.
+#[derive(Debug, Clone)]
+pub struct Posts {
+    pub alpha: String,
+    pub beta: String,
+    pub gamma: String,
+    pub delta: String,
+}
+
+/// Creates four posts, in this order (so in ascending id order):
+///
+/// | slug  | title              | body         | votes | rating | published | status    | publishedAt              | externalId |
+/// |-------|--------------------|--------------|-------|--------|-----------|-----------|--------------------------|------------|
+/// | alpha | `Hello World`      | `first body` | 5     | 4.5    | true      | PUBLISHED | 2017-01-01T10:00:00.000Z | ext-1      |
+/// | beta  | `hello again`      | null         | 2     | 0.5    | false     | DRAFT     | 2015-05-05T05:05:05.005Z | null       |
+/// | gamma | `100% sure_thing`  | `third`      | 5     | 1.25   | true      | ARCHIVED  | 2016-06-15T00:00:00.000Z | null       |
+/// | delta | `Zeta 100 percent` | `fourth`     | 10    | 4.5    | false     | PUBLISHED | 2018-03-03T03:03:03.003Z | ext-4      |
+pub async fn four_posts(srv: &Server) -> Posts {
+    let data = srv
+        .data(
+            r#"mutation {
+  alpha: createPost(slug: "alpha", title: "Hello World", body: "first body", votes: 5, rating: 4.5, published: true, status: PUBLISHED, publishedAt: "2017-01-01T10:00:00.000Z", externalId: "ext-1") { id }
+  beta: createPost(slug: "beta", title: "hello again", votes: 2, rating: 0.5, published: false, status: DRAFT, publishedAt: "2015-05-05T05:05:05.005Z") { id }
+  gamma: createPost(slug: "gamma", title: "100% sure_thing", body: "third", votes: 5, rating: 1.25, published: true, status: ARCHIVED, publishedAt: "2016-06-15T00:00:00.000Z") { id }
+  delta: createPost(slug: "delta", title: "Zeta 100 percent", body: "fourth", votes: 10, rating: 4.5, published: false, status: PUBLISHED, publishedAt: "2018-03-03T03:03:03.003Z", externalId: "ext-4") { id }
+}"#,
+        )
+        .await;
+    let id = |k: &str| data[k]["id"].as_str().expect("an id").to_owned();
+    let posts = Posts {
+        alpha: id("alpha"),
+        beta: id("beta"),
+        gamma: id("gamma"),
+        delta: id("delta"),
+    };
+    assert!(
+        posts.alpha < posts.beta && posts.beta < posts.gamma && posts.gamma < posts.delta,
+        "cuids created one after another sort in creation order: {posts:?}"
+    );
+    posts
+}
+
+/// Creates six categories `a`…`f` (ascending ids) with positions 3, 1, null, 3, 2, null and
+/// returns their ids in that order.
+pub async fn six_categories(srv: &Server) -> Vec<String> {
+    let data = srv
+        .data(
+            r#"mutation {
+  a: createCategory(name: "a", position: 3) { id }
+  b: createCategory(name: "b", position: 1) { id }
+  c: createCategory(name: "c") { id }
+  d: createCategory(name: "d", position: 3) { id }
+  e: createCategory(name: "e", position: 2) { id }
+  f: createCategory(name: "f") { id }
+}"#,
+        )
+        .await;
+    let ids: Vec<String> = ["a", "b", "c", "d", "e", "f"]
+        .iter()
+        .map(|k| data[*k]["id"].as_str().expect("an id").to_owned())
+        .collect();
+    assert!(ids.is_sorted(), "cuids sort in creation order: {ids:?}");
+    ids
+}
+
+/// The 1-based column of the first occurrence of `needle` in a one-line `query`.
+pub fn column_of(query: &str, needle: &str) -> u32 {
+    let at = query
+        .find(needle)
+        .unwrap_or_else(|| panic!("{needle:?} is not in {query:?}"));
+    u32::try_from(at + 1).expect("short queries")
+}
+
+/// The current time in the API's output format (`yyyy-MM-ddTHH:mm:ss.SSSZ`), for comparing
+/// server timestamps as text.
+pub fn now_timestamp() -> String {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("the clock is after 1970");
+    let secs = since.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = i64::try_from(days).expect("small") + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        since.subsec_millis()
+    )
+}
+
+/// `t` truncated to whole seconds (`…:ss.000Z`): the reference allows second precision for
+/// `createdAt`/`updatedAt` (§1.4).
+pub fn to_seconds(t: &str) -> String {
+    format!("{}.000Z", &t[..19])
+}
