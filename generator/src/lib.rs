@@ -7,7 +7,7 @@
 //! A service is an ordinary crate with `svc-runtime` as dependency, `svc-generator` as build
 //! dependency, and this `build.rs`:
 //!
-//! ```no_run
+//! ```text
 //! fn main() {
 //!     svc_generator::build("svc.yml");
 //! }
@@ -52,9 +52,10 @@ pub enum Error {
 pub fn generate_to(svc_yml: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let loaded = frontend::load(svc_yml).map_err(|f| Error::Model(Box::new(f)))?;
     let cx = emit::EmitCx {
-        source_name: svc_yml
-            .file_name()
-            .map_or_else(|| "svc.yml".to_owned(), |n| n.to_string_lossy().into_owned()),
+        source_name: svc_yml.file_name().map_or_else(
+            || "svc.yml".to_owned(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
     };
     let code = emit::generate(&loaded.model, &cx);
     let path = out_dir.join(OUTPUT_FILE);
@@ -73,7 +74,9 @@ pub fn build(svc_yml: impl AsRef<Path>) {
     };
     println!("cargo:rerun-if-changed={}", svc_yml.display());
     let Some(out_dir) = std::env::var_os("OUT_DIR").map(PathBuf::from) else {
-        eprintln!("error: `svc_generator::build` must run inside a build script (OUT_DIR is not set)");
+        eprintln!(
+            "error: `svc_generator::build` must run inside a build script (OUT_DIR is not set)"
+        );
         std::process::exit(1);
     };
     match generate_to(&svc_yml, &out_dir) {

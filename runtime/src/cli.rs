@@ -68,10 +68,16 @@ pub fn run<S: ServiceDef>() -> ExitCode {
             );
             let base = format!("http://localhost:{}", started.port);
             let id = &started.service_id;
-            println!("  Simple API   POST {base}/simple/v1/{id}  (or /simple/v1/{})", started.alias);
+            println!(
+                "  Simple API   POST {base}/simple/v1/{id}  (or /simple/v1/{})",
+                started.alias
+            );
             println!("  Playground   GET  {base}/simple/v1/{id}");
             println!("  Health       GET  {base}/status");
-            started.server.await.map_err(|e| format!("server failed: {e}"))
+            started
+                .server
+                .await
+                .map_err(|e| format!("server failed: {e}"))
         }),
     };
     match result {
@@ -114,8 +120,8 @@ pub async fn start<S: ServiceDef>(options: Options) -> Result<Started, String> {
         service: S::META,
     });
     let svc = Service::<S::Query, S::Mutation>::new(state, service_id.clone(), alias.clone());
-    let (server, port) =
-        bind(svc, options.port).map_err(|e| format!("cannot listen on port {}: {e}", options.port))?;
+    let (server, port) = bind(svc, options.port)
+        .map_err(|e| format!("cannot listen on port {}: {e}", options.port))?;
     Ok(Started {
         server,
         port,
@@ -199,8 +205,7 @@ fn default_database_url(service_dir: &str) -> Result<String, String> {
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?
     };
     let dir = base.join(".svc");
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
     Ok(format!("sqlite://{}", dir.join("data.db").display()))
 }
 

@@ -7,6 +7,7 @@ pub use async_graphql::{Context, ID, MaybeUndefined, Result};
 pub use sea_orm::{DbErr, QueryResult};
 pub use serde_json;
 
+pub use crate::__enum_conversions as enum_conversions;
 pub use crate::cli::ServiceDef;
 pub use crate::filter::{Filter, OrderBy};
 pub use crate::meta::{FieldMeta, Kind, Lit, ModelMeta, RelationMeta, ServiceMeta};
@@ -17,4 +18,3 @@ pub use crate::record::{
 pub use crate::storage::Backend;
 pub use crate::value::{DateTime, Json, Val};
 pub use crate::write::{create, delete, update, update_or_create};
-pub use crate::__enum_conversions as enum_conversions;

@@ -14,7 +14,10 @@ use async_graphql::ErrorExtensions;
 pub enum ApiError {
     NoArgumentsProvided(Vec<&'static str>),
     IdIsInvalid(String),
-    DataItemDoesNotExist { model: &'static str, id: String },
+    DataItemDoesNotExist {
+        model: &'static str,
+        id: String,
+    },
     ValueTooLong(&'static str),
     UniqueConstraintViolation {
         model: &'static str,
@@ -32,7 +35,10 @@ pub enum ApiError {
         field: &'static str,
         model: &'static str,
     },
-    ValueNotAValidJson { field: &'static str, value: String },
+    ValueNotAValidJson {
+        field: &'static str,
+        value: String,
+    },
     /// Something the client cannot fix; the cause is logged, never sent.
     Internal(String),
 }

@@ -46,17 +46,45 @@ pub enum Cond {
     Const(bool),
     All(Vec<Cond>),
     Any(Vec<Cond>),
-    IsNull { field: usize, negate: bool },
-    Cmp { field: usize, op: CmpOp, val: Val },
-    In { field: usize, vals: Vec<Val>, negate: bool },
-    Like { field: usize, kind: LikeKind, text: String, negate: bool },
+    IsNull {
+        field: usize,
+        negate: bool,
+    },
+    Cmp {
+        field: usize,
+        op: CmpOp,
+        val: Val,
+    },
+    In {
+        field: usize,
+        vals: Vec<Val>,
+        negate: bool,
+    },
+    Like {
+        field: usize,
+        kind: LikeKind,
+        text: String,
+        negate: bool,
+    },
 }
 
 /// The suffixes a field of each kind gets in `<Type>Filter`, in the reference's order.
 fn suffixes(field: &FieldMeta) -> &'static [&'static str] {
     const TEXT: &[&str] = &[
-        "", "_not", "_in", "_not_in", "_lt", "_lte", "_gt", "_gte", "_contains",
-        "_not_contains", "_starts_with", "_not_starts_with", "_ends_with", "_not_ends_with",
+        "",
+        "_not",
+        "_in",
+        "_not_in",
+        "_lt",
+        "_lte",
+        "_gt",
+        "_gte",
+        "_contains",
+        "_not_contains",
+        "_starts_with",
+        "_not_starts_with",
+        "_ends_with",
+        "_not_ends_with",
     ];
     const ORDERED: &[&str] = &["", "_not", "_in", "_not_in", "_lt", "_lte", "_gt", "_gte"];
     const ENUM: &[&str] = &["", "_not", "_in", "_not_in"];
@@ -123,7 +151,10 @@ impl<R: Record> InputType for Filter<R> {
             let list_of_self = format!("[{}!]", meta.filter_name);
             let mut fields = IndexMap::new();
             for name in ["AND", "OR"] {
-                fields.insert(name.to_owned(), input_value(name.to_owned(), list_of_self.clone()));
+                fields.insert(
+                    name.to_owned(),
+                    input_value(name.to_owned(), list_of_self.clone()),
+                );
             }
             for field in meta.fields {
                 let suffixes = suffixes(field);
@@ -233,7 +264,11 @@ fn parse_key(field: &FieldMeta, idx: usize, suffix: &str, v: &Value) -> Result<C
     let cmp = |op| -> Result<Cond, String> {
         Ok(match val()? {
             Val::Null => Cond::Const(false),
-            val => Cond::Cmp { field: idx, op, val },
+            val => Cond::Cmp {
+                field: idx,
+                op,
+                val,
+            },
         })
     };
     Ok(match suffix {
@@ -299,7 +334,11 @@ pub fn render(cond: &Cond, meta: &ModelMeta, alias: &str, sql: &mut Sql) {
             sql.push("1=1");
         }
         Cond::All(items) | Cond::Any(items) => {
-            let sep = if matches!(cond, Cond::All(_)) { " AND " } else { " OR " };
+            let sep = if matches!(cond, Cond::All(_)) {
+                " AND "
+            } else {
+                " OR "
+            };
             sql.push("(");
             sql.join(items, sep, |s, it| render(it, meta, alias, s));
             sql.push(")");

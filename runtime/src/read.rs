@@ -61,7 +61,10 @@ impl<R> ListArgs<R> {
 pub(crate) fn push_select(sql: &mut Sql, meta: &ModelMeta, alias: &str) {
     sql.push("SELECT ");
     sql.join(meta.fields, ", ", |s, f| push_select_col(s, alias, f));
-    sql.push(" FROM ").ident(meta.table).push(" AS ").push(alias);
+    sql.push(" FROM ")
+        .ident(meta.table)
+        .push(" AS ")
+        .push(alias);
 }
 
 /// Decodes every row into records.
@@ -126,13 +129,23 @@ async fn list<R: Record>(ctx: &Context<'_>, args: &ListArgs<R>) -> ApiResult<Vec
 
 /// Appends ` ORDER BY …` with nulls first in ascending order (as the reference's MySQL does) and
 /// `id` as the tie-break in the same direction.
-pub(crate) fn push_order(sql: &mut Sql, meta: &ModelMeta, alias: &str, field: usize, descending: bool) {
+pub(crate) fn push_order(
+    sql: &mut Sql,
+    meta: &ModelMeta,
+    alias: &str,
+    field: usize,
+    descending: bool,
+) {
     let dir = if descending { " DESC" } else { " ASC" };
     sql.push(" ORDER BY ");
     if field != meta.id {
         sql.col(alias, meta.fields[field].name)
             .push(dir)
-            .push(if descending { " NULLS LAST, " } else { " NULLS FIRST, " });
+            .push(if descending {
+                " NULLS LAST, "
+            } else {
+                " NULLS FIRST, "
+            });
     }
     sql.col(alias, meta.fields[meta.id].name).push(dir);
 }
@@ -148,14 +161,26 @@ fn push_cursor(sql: &mut Sql, meta: &ModelMeta, field: usize, cursor: &str, grea
         .push(" = ")
         .bind(sea_orm::Value::String(Some(cursor.to_owned())))
         .push(" AND (");
-    let (cmp, id_cmp) = if greater { (" > ", " > ") } else { (" < ", " < ") };
+    let (cmp, id_cmp) = if greater {
+        (" > ", " > ")
+    } else {
+        (" < ", " < ")
+    };
     if field != meta.id {
         let f = meta.fields[field].name;
         // Strictly beyond on the order field: a null sorts before every value.
         if greater {
-            sql.push("(").col("c", f).push(" IS NULL AND ").col("t0", f).push(" IS NOT NULL) OR ");
+            sql.push("(")
+                .col("c", f)
+                .push(" IS NULL AND ")
+                .col("t0", f)
+                .push(" IS NOT NULL) OR ");
         } else {
-            sql.push("(").col("t0", f).push(" IS NULL AND ").col("c", f).push(" IS NOT NULL) OR ");
+            sql.push("(")
+                .col("t0", f)
+                .push(" IS NULL AND ")
+                .col("c", f)
+                .push(" IS NOT NULL) OR ");
         }
         sql.col("t0", f).push(cmp).col("c", f).push(" OR ((");
         sql.col("t0", f);
@@ -214,7 +239,10 @@ pub async fn one<R: Record>(
         .iter()
         .find_map(|(f, v)| v.as_ref().filter(|v| !v.is_null()).map(|v| (*f, v)))
     else {
-        let names = candidates.iter().map(|(f, _)| meta.fields[*f].name).collect();
+        let names = candidates
+            .iter()
+            .map(|(f, _)| meta.fields[*f].name)
+            .collect();
         return Err(ApiError::NoArgumentsProvided(names).into());
     };
     let state = State::of(ctx);
@@ -239,7 +267,9 @@ pub(crate) async fn find_by<R: Record, C: ConnectionTrait>(
     };
     let mut sql = Sql::new(backend);
     push_select(&mut sql, meta, "t0");
-    sql.push(" WHERE ").col("t0", meta.fields[field].name).push(" = ");
+    sql.push(" WHERE ")
+        .col("t0", meta.fields[field].name)
+        .push(" = ");
     push_param(&mut sql, val, &meta.fields[field]);
     sql.push(" LIMIT 1");
     match exec.one(sql).await? {
@@ -290,7 +320,9 @@ pub async fn node_model(
     Ok(match row {
         Some(row) => {
             let idx: i64 = match state.db.backend() {
-                Backend::Postgres => i64::from(row.try_get_by_index::<i32>(0).map_err(ApiError::from)?),
+                Backend::Postgres => {
+                    i64::from(row.try_get_by_index::<i32>(0).map_err(ApiError::from)?)
+                }
                 Backend::Sqlite => row.try_get_by_index(0).map_err(ApiError::from)?,
             };
             usize::try_from(idx).ok()

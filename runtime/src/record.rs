@@ -29,7 +29,10 @@ pub trait EnumValue: Sized + Copy + Send + Sync + 'static {
     fn name(self) -> &'static str;
 
     fn from_name(name: &str) -> Option<Self> {
-        Self::VALUES.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+        Self::VALUES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
     }
 }
 
@@ -137,7 +140,8 @@ impl ListItem for Json {
 
 /// Reads a required column (a stored null is an error).
 pub fn get<T: Column>(row: &QueryResult, idx: usize, backend: Backend) -> Result<T, DbErr> {
-    T::get(row, idx, backend)?.ok_or_else(|| DbErr::Type(format!("unexpected null in column {idx}")))
+    T::get(row, idx, backend)?
+        .ok_or_else(|| DbErr::Type(format!("unexpected null in column {idx}")))
 }
 
 /// Reads an optional column.
@@ -224,8 +228,12 @@ macro_rules! __enum_conversions {
             }
         }
         impl $crate::__codegen::ListItem for $ty {
-            fn from_json(value: $crate::__codegen::serde_json::Value) -> ::std::option::Option<Self> {
-                value.as_str().and_then(<$ty as $crate::__codegen::EnumValue>::from_name)
+            fn from_json(
+                value: $crate::__codegen::serde_json::Value,
+            ) -> ::std::option::Option<Self> {
+                value
+                    .as_str()
+                    .and_then(<$ty as $crate::__codegen::EnumValue>::from_name)
             }
         }
         impl $crate::__codegen::IntoVal for $ty {
@@ -246,7 +254,8 @@ pub fn get_enum<E: EnumValue>(
 ) -> Result<Option<E>, DbErr> {
     String::get(row, idx, backend)?
         .map(|name| {
-            E::from_name(&name).ok_or_else(|| DbErr::Type(format!("unknown stored enum value `{name}`")))
+            E::from_name(&name)
+                .ok_or_else(|| DbErr::Type(format!("unknown stored enum value `{name}`")))
         })
         .transpose()
 }

@@ -3,13 +3,12 @@
 
 use std::sync::Arc;
 
-use actix_web::http::header::{self, HeaderValue};
 use actix_web::dev::Server;
+use actix_web::http::header::{self, HeaderValue};
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use async_graphql::http::{GraphQLPlaygroundConfig, playground_source};
 use async_graphql::{
-    EmptySubscription, ObjectType, PathSegment, Pos, Request, Schema, ServerError, Value,
-    Variables,
+    EmptySubscription, ObjectType, PathSegment, Pos, Request, Schema, ServerError, Value, Variables,
 };
 use serde::Serialize;
 
@@ -69,14 +68,22 @@ where
         App::new()
             .app_data(service.clone())
             .app_data(web::PayloadConfig::new(MAX_BODY_BYTES))
-            .wrap(actix_web::middleware::DefaultHeaders::new()
-                .add((header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"))
-                .add((header::ACCESS_CONTROL_ALLOW_HEADERS, "Content-Type, Authorization"))
-                .add((header::ACCESS_CONTROL_ALLOW_METHODS, "GET, POST, OPTIONS")))
+            .wrap(
+                actix_web::middleware::DefaultHeaders::new()
+                    .add((header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"))
+                    .add((
+                        header::ACCESS_CONTROL_ALLOW_HEADERS,
+                        "Content-Type, Authorization",
+                    ))
+                    .add((header::ACCESS_CONTROL_ALLOW_METHODS, "GET, POST, OPTIONS")),
+            )
             .route("/status", web::get().to(status))
             .route("/simple/v1/{id}", web::post().to(simple::<Q, M>))
             .route("/simple/v1/{id}", web::get().to(playground::<Q, M>))
-            .route("/simple/v1/{id}/schema.json", web::get().to(schema_json::<Q, M>))
+            .route(
+                "/simple/v1/{id}/schema.json",
+                web::get().to(schema_json::<Q, M>),
+            )
             .default_service(web::route().to(fallback))
     })
     .bind(("0.0.0.0", port))?;
@@ -100,7 +107,10 @@ async fn fallback(req: HttpRequest) -> HttpResponse {
     HttpResponse::NotFound().finish()
 }
 
-async fn playground<Q, M>(service: web::Data<Service<Q, M>>, path: web::Path<String>) -> HttpResponse
+async fn playground<Q, M>(
+    service: web::Data<Service<Q, M>>,
+    path: web::Path<String>,
+) -> HttpResponse
 where
     Q: ObjectType + Default + 'static,
     M: ObjectType + Default + 'static,
@@ -115,7 +125,10 @@ where
         .body(playground_source(GraphQLPlaygroundConfig::new(&endpoint)))
 }
 
-async fn schema_json<Q, M>(service: web::Data<Service<Q, M>>, path: web::Path<String>) -> HttpResponse
+async fn schema_json<Q, M>(
+    service: web::Data<Service<Q, M>>,
+    path: web::Path<String>,
+) -> HttpResponse
 where
     Q: ObjectType + Default + 'static,
     M: ObjectType + Default + 'static,

@@ -296,7 +296,14 @@ mod tests {
             let parsed = parse_datetime(input).unwrap_or_else(|| panic!("{input} did not parse"));
             assert_eq!(format_datetime(&parsed), expected, "{input}");
         }
-        for bad in ["", "16", "2016-13-01", "2016-02-30", "yesterday", "2016-07-31T25:00"] {
+        for bad in [
+            "",
+            "16",
+            "2016-13-01",
+            "2016-02-30",
+            "yesterday",
+            "2016-07-31T25:00",
+        ] {
             assert!(parse_datetime(bad).is_none(), "{bad} parsed");
         }
     }

@@ -155,7 +155,9 @@ pub(crate) async fn insert<R: Record>(
                     model: meta.name,
                 });
             }
-            Some(Val::Null) if field.required => return Err(ApiError::FieldCannotBeNull(field.name)),
+            Some(Val::Null) if field.required => {
+                return Err(ApiError::FieldCannotBeNull(field.name));
+            }
             Some(v) => {
                 check_value(field, &v)?;
                 values[i] = v;
@@ -199,7 +201,9 @@ pub(crate) async fn modify<R: Record>(
         let field = &meta.fields[i];
         match arg {
             None => {}
-            Some(Val::Null) if field.required => return Err(ApiError::FieldCannotBeNull(field.name)),
+            Some(Val::Null) if field.required => {
+                return Err(ApiError::FieldCannotBeNull(field.name));
+            }
             Some(v) => {
                 check_value(field, &v)?;
                 sets.push((i, v));

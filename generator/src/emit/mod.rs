@@ -15,8 +15,8 @@ mod service;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use crate::model::{FieldKind, Model, ScalarType, Valid};
 use crate::model::{Field, TypeId};
+use crate::model::{FieldKind, Model, ScalarType, Valid};
 
 /// Settings of one generation run.
 #[derive(Debug, Clone, Default)]

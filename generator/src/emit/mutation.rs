@@ -21,17 +21,25 @@ pub(super) fn emit(model: &Model) -> TokenStream {
     }
     let ids: Vec<TypeId> = model.type_ids().map(|(id, _)| id).collect();
     let is_user = |id: &TypeId| model.ty(*id).name == "User";
-    let creates = ids.iter().filter(|id| !is_user(id)).map(|&id| create(model, id));
+    let creates = ids
+        .iter()
+        .filter(|id| !is_user(id))
+        .map(|&id| create(model, id));
     let updates = ids.iter().map(|&id| update(model, id));
     let upserts = ids.iter().map(|&id| update_or_create(model, id));
     let deletes = ids.iter().map(|&id| delete(model, id));
-    let create_user = ids.iter().filter(|id| is_user(id)).map(|&id| create(model, id));
+    let create_user = ids
+        .iter()
+        .filter(|id| is_user(id))
+        .map(|&id| create(model, id));
     let inputs = ids.iter().map(|&id| inputs(model, id));
     quote! {
         /// The root mutation type of the Simple API.
         #[derive(::core::default::Default, ::core::fmt::Debug)]
         pub struct Mutation;
 
+        // A root field takes one argument per GraphQL argument, however many the model needs.
+        #[allow(clippy::too_many_arguments)]
         #[#rt::async_graphql::Object(crate = #krate, name = "Mutation")]
         impl Mutation {
             #(#creates)*
@@ -74,7 +82,13 @@ fn arg_type(model: &Model, f: &Field, non_null: bool) -> TokenStream {
 }
 
 /// `(column index, rt::req(arg) | rt::opt(arg))` for every field, reading from `source`.
-fn arg_values(model: &Model, ty: TypeId, fields: &[&Field], source: &TokenStream, create: bool) -> Vec<TokenStream> {
+fn arg_values(
+    model: &Model,
+    ty: TypeId,
+    fields: &[&Field],
+    source: &TokenStream,
+    create: bool,
+) -> Vec<TokenStream> {
     let rt = rt();
     let cols = columns(model, ty);
     fields

@@ -5,7 +5,9 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{column_index, columns, field_ident, gql_crate, meta_ident, rt, type_ident, value_type};
+use super::{
+    column_index, columns, field_ident, gql_crate, meta_ident, rt, type_ident, value_type,
+};
 use crate::model::{Model, TypeId};
 use crate::naming;
 
@@ -23,6 +25,8 @@ pub(super) fn emit(model: &Model) -> TokenStream {
         #[derive(::core::default::Default, ::core::fmt::Debug)]
         pub struct Query;
 
+        // A root field takes one argument per GraphQL argument, however many the model needs.
+        #[allow(clippy::too_many_arguments)]
         #[#rt::async_graphql::Object(crate = #krate, name = "Query")]
         impl Query {
             #(#all)*
@@ -41,7 +45,11 @@ fn list_field(model: &Model, ty: TypeId, meta: bool) -> TokenStream {
     let name = &model.ty(ty).name;
     let record = type_ident(name);
     let (gql, output, call) = if meta {
-        (naming::meta_field(name), quote!(#rt::QueryMeta), quote!(#rt::count))
+        (
+            naming::meta_field(name),
+            quote!(#rt::QueryMeta),
+            quote!(#rt::count),
+        )
     } else {
         (
             naming::all_field(name),

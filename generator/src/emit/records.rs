@@ -5,8 +5,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::{
-    Column, column_index, columns, field_ident, gql_crate, meta_ident, record_type, rt,
-    type_ident,
+    Column, column_index, columns, field_ident, gql_crate, meta_ident, record_type, rt, type_ident,
 };
 use crate::model::{DefaultValue, FieldKind, Model, ScalarType, TypeId};
 use crate::naming;

@@ -101,7 +101,10 @@ mod tests {
     #[test]
     fn placeholders_per_dialect() {
         let mut s = Sql::new(Backend::Postgres);
-        s.push("SELECT ").col("t", "a\"b").push(" WHERE x = ").bind(Value::Int(Some(1)));
+        s.push("SELECT ")
+            .col("t", "a\"b")
+            .push(" WHERE x = ")
+            .bind(Value::Int(Some(1)));
         s.push(" AND y = ").bind(Value::Int(Some(2)));
         assert_eq!(s.text(), r#"SELECT t."a""b" WHERE x = $1 AND y = $2"#);
         let mut s = Sql::new(Backend::Sqlite);
