@@ -101,6 +101,14 @@ db_tests! {
                 field_error(json!(["Post"]), 1, 3, 3000, "None of the following arguments provided: List(id, slug, externalId)"),
             )
         );
+        // Next to fields that succeed, the failing field is still present, as null (§11.1 a).
+        assert_eq!(
+            srv.gql("{ _allPostsMeta { count } Post { id } }").await,
+            json!({
+                "data": { "_allPostsMeta": { "count": 4 }, "Post": null },
+                "errors": [field_error(json!(["Post"]), 1, 27, 3000, "None of the following arguments provided: List(id, slug, externalId)")],
+            })
+        );
         assert_eq!(
             srv.gql("{ Category { id } }").await,
             error_response(
