@@ -30,6 +30,9 @@ pub struct Service<Q, M> {
     pub schema: Schema<Q, M, EmptySubscription>,
     pub service_id: String,
     pub alias: String,
+    /// Root fields whose type is non-null (`all<Plural>`, `_all<Plural>Meta`): when one of them
+    /// fails, `data` as a whole is `null`, as GraphQL's null propagation requires.
+    non_null_roots: Vec<String>,
 }
 
 impl<Q, M> Service<Q, M>
@@ -40,14 +43,21 @@ where
     /// Builds the schema once; requests reuse it.
     pub fn new(state: Arc<State>, service_id: String, alias: String) -> Self {
         let schema = Schema::build(Q::default(), M::default(), EmptySubscription)
-            .data(state)
+            .data(state.clone())
             .limit_depth(MAX_DEPTH)
             .limit_complexity(MAX_COMPLEXITY)
             .finish();
+        let non_null_roots = state
+            .service
+            .models
+            .iter()
+            .flat_map(|m| [format!("all{}", m.plural), format!("_all{}Meta", m.plural)])
+            .collect();
         Service {
             schema,
             service_id,
             alias,
+            non_null_roots,
         }
     }
 
@@ -196,12 +206,12 @@ where
         Ok(serde_json::Value::Array(items)) => {
             let mut outs = Vec::with_capacity(items.len());
             for item in items {
-                outs.push(run_one(&service.schema, item, &request_id, &counter).await);
+                outs.push(run_one(&service, item, &request_id, &counter).await);
             }
             serde_json::Value::Array(outs)
         }
         Ok(item @ serde_json::Value::Object(_)) => {
-            run_one(&service.schema, item, &request_id, &counter).await
+            run_one(&service, item, &request_id, &counter).await
         }
         _ => serde_json::json!({
             "error": format!("input could not be parsed: '{}'", String::from_utf8_lossy(&body)),
@@ -212,7 +222,7 @@ where
 
 /// Runs one GraphQL request of the envelope and renders it in the reference's shapes.
 async fn run_one<Q, M>(
-    schema: &Schema<Q, M, EmptySubscription>,
+    service: &Service<Q, M>,
     item: serde_json::Value,
     request_id: &str,
     counter: &Arc<Counter>,
@@ -256,7 +266,7 @@ where
         request_id: request_id.to_owned(),
         statements: counter.clone(),
     });
-    let response = schema.execute(request).await;
+    let response = service.schema.execute(request).await;
     let validation_failed = matches!(response.data, Value::Null)
         && !response.errors.is_empty()
         && response.errors.iter().all(|e| e.path.is_empty());
@@ -265,7 +275,7 @@ where
             .errors
             .iter()
             .map(|e| ValidationErrorOut {
-                message: &e.message,
+                message: validation_message(&e.message),
                 locations: &e.locations,
             })
             .collect();
@@ -276,20 +286,69 @@ where
         .iter()
         .map(|e| field_error(e, request_id))
         .collect();
+    let mut data = response.data.into_json().unwrap_or(serde_json::Value::Null);
+    for e in &response.errors {
+        null_at_path(&mut data, &e.path, &service.non_null_roots);
+    }
     let mut out = serde_json::Map::new();
-    out.insert(
-        "data".to_owned(),
-        response.data.into_json().unwrap_or(serde_json::Value::Null),
-    );
+    out.insert("data".to_owned(), data);
     if !errors.is_empty() {
         out.insert("errors".to_owned(), serde_json::Value::Array(errors));
     }
     serde_json::Value::Object(out)
 }
 
+/// Puts the `null` of a failed field back into `data`: the executor leaves failed fields out, but
+/// clients expect `{"data": {"updatePost": null}, "errors": […]}`. A failed non-null root field
+/// makes all of `data` null.
+fn null_at_path(data: &mut serde_json::Value, path: &[PathSegment], non_null_roots: &[String]) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    if let Some(PathSegment::Field(root)) = path.first() {
+        if non_null_roots.iter().any(|r| r == root) {
+            *data = serde_json::Value::Null;
+            return;
+        }
+    }
+    if parents.is_empty() && data.is_null() {
+        *data = serde_json::Value::Object(serde_json::Map::new());
+    }
+    let mut node = data;
+    for segment in parents {
+        node = match (segment, node) {
+            (PathSegment::Field(name), serde_json::Value::Object(map)) => match map.get_mut(name) {
+                Some(child) => child,
+                None => return,
+            },
+            (PathSegment::Index(i), serde_json::Value::Array(items)) => match items.get_mut(*i) {
+                Some(child) => child,
+                None => return,
+            },
+            _ => return,
+        };
+    }
+    if let (PathSegment::Field(name), serde_json::Value::Object(map)) = (last, node) {
+        map.entry(name.clone()).or_insert(serde_json::Value::Null);
+    }
+}
+
+/// async-graphql reports a bad literal for a custom scalar generically ("Invalid value for
+/// argument …, expected type \"DateTime\""); the reference's message names the reason too, and
+/// clients look for it.
+fn validation_message(message: &str) -> String {
+    if message.ends_with("expected type \"DateTime\"") {
+        format!("{message}: Date value expected")
+    } else if message.ends_with("expected type \"Json\"") {
+        format!("{message}: Not valid JSON")
+    } else {
+        message.to_owned()
+    }
+}
+
 #[derive(Serialize)]
 struct ValidationErrorOut<'a> {
-    message: &'a str,
+    message: String,
     locations: &'a [Pos],
 }
 
