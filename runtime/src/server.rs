@@ -305,11 +305,11 @@ fn null_at_path(data: &mut serde_json::Value, path: &[PathSegment], non_null_roo
     let Some((last, parents)) = path.split_last() else {
         return;
     };
-    if let Some(PathSegment::Field(root)) = path.first() {
-        if non_null_roots.iter().any(|r| r == root) {
-            *data = serde_json::Value::Null;
-            return;
-        }
+    if let Some(PathSegment::Field(root)) = path.first()
+        && non_null_roots.iter().any(|r| r == root)
+    {
+        *data = serde_json::Value::Null;
+        return;
     }
     if parents.is_empty() && data.is_null() {
         *data = serde_json::Value::Object(serde_json::Map::new());
