@@ -10,6 +10,33 @@ use crate::support::{
 };
 
 db_tests! {
+    /// Abusive queries are refused before they run: nesting deeper than the limit, and selections
+    /// larger than the complexity limit, are validation errors; a normal introspection depth passes.
+    async fn depth_and_complexity_limits(srv) {
+        let nested = |depth: usize| {
+            let mut q = String::from("{ __schema { types { fields { type ");
+            for _ in 0..depth {
+                q.push_str("{ ofType ");
+            }
+            q.push_str("{ name }");
+            for _ in 0..depth {
+                q.push_str(" }");
+            }
+            q.push_str(" } } } }");
+            q
+        };
+        let ok = srv.gql(&nested(6)).await;
+        assert!(ok["data"]["__schema"]["types"].is_array(), "{ok:#}");
+        let deep = srv.gql(&nested(40)).await;
+        assert_validation_error(&deep, "");
+        let wide: String = (0..11_000).map(|i| format!("a{i}: _allPostsMeta {{ count }} ")).collect();
+        let res = srv.gql(&format!("{{ {wide} }}")).await;
+        assert_eq!(
+            res,
+            json!({ "errors": [{ "message": "Query is too complex.", "locations": [] }] })
+        );
+    }
+
     /// An array of requests is run as a batch and answered with an array, in order.
     async fn batch_in_batch_out(srv) {
         four_posts(srv).await;
