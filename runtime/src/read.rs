@@ -260,11 +260,7 @@ pub(crate) async fn find_by<R: Record, C: ConnectionTrait>(
     val: &Val,
 ) -> ApiResult<Option<R>> {
     let meta = R::META;
-    let backend = exec.conn.get_database_backend();
-    let backend = match backend {
-        sea_orm::DbBackend::Postgres => Backend::Postgres,
-        _ => Backend::Sqlite,
-    };
+    let backend = exec.backend();
     let mut sql = Sql::new(backend);
     push_select(&mut sql, meta, "t0");
     sql.push(" WHERE ")

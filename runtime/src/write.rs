@@ -3,7 +3,7 @@
 
 use async_graphql::{Context, ID};
 use chrono::Utc;
-use sea_orm::{ConnectionTrait, DatabaseTransaction};
+use sea_orm::DatabaseTransaction;
 
 use crate::error::{ApiError, ApiResult};
 use crate::meta::{FieldMeta, Kind, ModelMeta};
@@ -119,20 +119,13 @@ fn not_found(meta: &ModelMeta, id: &str) -> ApiError {
     }
 }
 
-fn backend_of<C: ConnectionTrait>(conn: &C) -> Backend {
-    match conn.get_database_backend() {
-        sea_orm::DbBackend::Postgres => Backend::Postgres,
-        _ => Backend::Sqlite,
-    }
-}
-
 /// Inserts a node inside `exec`'s transaction: absent arguments take their defaults.
 pub(crate) async fn insert<R: Record>(
     exec: &Exec<'_, DatabaseTransaction>,
     args: Args,
 ) -> ApiResult<R> {
     let meta = R::META;
-    let backend = backend_of(exec.conn);
+    let backend = exec.backend();
     let now = Val::DateTime(truncate_now());
     let mut values: Vec<Val> = vec![Val::Null; meta.fields.len()];
     for (i, field) in meta.fields.iter().enumerate() {
@@ -195,7 +188,7 @@ pub(crate) async fn modify<R: Record>(
 ) -> ApiResult<R> {
     let meta = R::META;
     check_id(id)?;
-    let backend = backend_of(exec.conn);
+    let backend = exec.backend();
     let mut sets: Vec<(usize, Val)> = Vec::with_capacity(args.len() + 1);
     for (i, arg) in args {
         let field = &meta.fields[i];

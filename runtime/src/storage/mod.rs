@@ -139,6 +139,14 @@ pub struct Exec<'a, C: ConnectionTrait> {
 }
 
 impl<C: ConnectionTrait> Exec<'_, C> {
+    /// The dialect of the connection.
+    pub fn backend(&self) -> Backend {
+        match self.conn.get_database_backend() {
+            sea_orm::DbBackend::Postgres => Backend::Postgres,
+            _ => Backend::Sqlite,
+        }
+    }
+
     pub async fn all(&self, sql: Sql) -> Result<Vec<QueryResult>, DbErr> {
         self.counter.0.fetch_add(1, Ordering::Relaxed);
         self.conn.query_all_raw(sql.into_statement()).await
