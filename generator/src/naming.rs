@@ -5,6 +5,8 @@
 //! valid and predictable. Emitters call these functions instead of formatting names themselves, so
 //! the collision checks of the validator and the emitted code can never disagree.
 
+use crate::model::{Model, RelationId};
+
 /// `all{Plural}`: the list query of a model.
 pub fn all_field(ty: &str) -> String {
     format!("all{}", plural(ty))
@@ -31,6 +33,27 @@ pub fn delete_field(ty: &str) -> String {
     format!("delete{ty}")
 }
 
+/// `deleteMany{Plural}`: deletes every node of a model that matches a filter and returns a
+/// [`BATCH_PAYLOAD_TYPE`] with their count (an extension beyond the reference).
+pub fn delete_many_field(ty: &str) -> String {
+    format!("deleteMany{}", plural(ty))
+}
+
+/// `updateMany{Plural}`: sets the same values on every node of a model that matches a filter and
+/// returns a [`BATCH_PAYLOAD_TYPE`] with their count (an extension beyond the reference).
+pub fn update_many_field(ty: &str) -> String {
+    format!("updateMany{}", plural(ty))
+}
+
+/// `UpdateMany{Plural}Data`: the input type holding the values `updateMany{Plural}` writes.
+pub fn update_many_data(ty: &str) -> String {
+    format!("UpdateMany{}Data", plural(ty))
+}
+
+/// The output type of `deleteMany{Plural}` and `updateMany{Plural}`, which reports how many nodes
+/// they changed. One type shared by every model.
+pub const BATCH_PAYLOAD_TYPE: &str = "_BatchPayload";
+
 /// `set{Relation}`: connects the two nodes of a 1:1 relation.
 pub fn set_field(relation: &str) -> String {
     format!("set{relation}")
@@ -49,6 +72,66 @@ pub fn add_to_field(relation: &str) -> String {
 /// `removeFrom{Relation}`: disconnects two nodes of a 1:n or n:m relation.
 pub fn remove_from_field(relation: &str) -> String {
     format!("removeFrom{relation}")
+}
+
+/// `SetRelationPayload`: the result type of [`set_field`].
+pub fn set_payload(relation: &str) -> String {
+    format!("Set{relation}Payload")
+}
+
+/// `UnsetRelationPayload`: the result type of [`unset_field`].
+pub fn unset_payload(relation: &str) -> String {
+    format!("Unset{relation}Payload")
+}
+
+/// `AddToRelationPayload`: the result type of [`add_to_field`].
+pub fn add_to_payload(relation: &str) -> String {
+    format!("AddTo{relation}Payload")
+}
+
+/// `RemoveFromRelationPayload`: the result type of [`remove_from_field`].
+pub fn remove_from_payload(relation: &str) -> String {
+    format!("RemoveFrom{relation}Payload")
+}
+
+/// `{field}{Target}`: the name relation mutations give one side of a relation (reference §2.7),
+/// from that side's field and the type the field points at. It names the side's argument
+/// ([`relation_id_argument`]) and the payload field holding the node the field points at.
+///
+/// A self relation declared on a single field has two sides but one field; use
+/// [`relation_a_name`] / [`relation_b_name`], which insert `1` / `2` for it.
+pub fn relation_side_name(field: &str, target: &str) -> String {
+    format!("{field}{target}")
+}
+
+/// `aName` of reference §2.7: `{fa}{B}` (side A's field, side B's type), or `{f}1{M}` for a self
+/// relation declared on the single field `f` of `M`.
+pub fn relation_a_name(model: &Model, rel: RelationId) -> String {
+    let r = model.relation(rel);
+    let field = &model.end_field(r.a).name;
+    if r.is_single_field_self() {
+        format!("{field}1{}", model.ty(r.a.ty).name)
+    } else {
+        relation_side_name(field, &model.ty(r.b.ty).name)
+    }
+}
+
+/// `bName` of reference §2.7: `{fb}{A}` (side B's field, side A's type), or `{f}2{M}` for a self
+/// relation declared on the single field `f` of `M`.
+pub fn relation_b_name(model: &Model, rel: RelationId) -> String {
+    let r = model.relation(rel);
+    let field = &model.end_field(r.b).name;
+    if r.is_single_field_self() {
+        format!("{field}2{}", model.ty(r.b.ty).name)
+    } else {
+        relation_side_name(field, &model.ty(r.a.ty).name)
+    }
+}
+
+/// `{sideName}Id`: the argument of a relation mutation for one side. The `aName` argument holds
+/// the id of the **B** node and the `bName` argument the id of the **A** node (reference §2.7).
+pub fn relation_id_argument(side_name: &str) -> String {
+    format!("{side_name}Id")
 }
 
 pub fn filter_type(ty: &str) -> String {
@@ -89,7 +172,7 @@ pub fn previous_values_type(ty: &str) -> String {
 }
 
 /// Type names the generated API always defines, whatever the model.
-pub const FIXED_TYPE_NAMES: [&str; 9] = [
+pub const FIXED_TYPE_NAMES: [&str; 10] = [
     // The generated Rust item a service binary runs (`svc_runtime::run::<Service>()`).
     "Service",
     "Query",
@@ -100,6 +183,7 @@ pub const FIXED_TYPE_NAMES: [&str; 9] = [
     "_ModelMutationType",
     "Viewer",
     "Long",
+    BATCH_PAYLOAD_TYPE,
 ];
 
 /// The plural of a type name, exactly as the reference's Appendix A: the first rule that applies
@@ -718,6 +802,70 @@ mod tests {
             "PostcommentsComment"
         );
         assert_eq!(filter_type("Post"), "PostFilter");
+    }
+
+    #[test]
+    fn batch_mutation_names() {
+        assert_eq!(delete_many_field("Post"), "deleteManyPosts");
+        assert_eq!(update_many_field("Child"), "updateManyChildren");
+        assert_eq!(update_many_data("Todo"), "UpdateManyTodoesData");
+        assert!(FIXED_TYPE_NAMES.contains(&BATCH_PAYLOAD_TYPE));
+        assert_eq!(BATCH_PAYLOAD_TYPE, "_BatchPayload");
+    }
+
+    /// A model from SDL, through the whole front end.
+    fn model(types: &str) -> crate::model::Valid<Model> {
+        let mut sources = crate::source::Sources::new();
+        let config = sources.add("svc.yml", "types: t.graphql\n");
+        let file = sources.add("t.graphql", types);
+        crate::frontend::check(&sources, config, &[file])
+            .unwrap_or_else(|d| panic!("{}", d.render(&sources)))
+    }
+
+    /// Reference §2.7's example: `addToAuthorPosts(authorUserId: ID!, postsPostId: ID!):
+    /// AddToAuthorPostsPayload { authorUser postsPost }`, where `Post.author` is side A.
+    #[test]
+    fn relation_mutation_names_match_the_reference_example() {
+        let model = model(
+            "type Post @model { id: ID! @isUnique author: User @relation(name: \"AuthorPosts\") }
+             type User @model { id: ID! @isUnique posts: [Post!]! @relation(name: \"AuthorPosts\") }",
+        );
+        let rel = RelationId(0);
+        let relation = &model.relation(rel).name;
+        let a = relation_a_name(&model, rel);
+        let b = relation_b_name(&model, rel);
+        assert_eq!((a.as_str(), b.as_str()), ("authorUser", "postsPost"));
+        assert_eq!(add_to_field(relation), "addToAuthorPosts");
+        assert_eq!(
+            [relation_id_argument(&a), relation_id_argument(&b)],
+            ["authorUserId", "postsPostId"]
+        );
+        assert_eq!(add_to_payload(relation), "AddToAuthorPostsPayload");
+        assert_eq!(
+            remove_from_payload(relation),
+            "RemoveFromAuthorPostsPayload"
+        );
+        assert_eq!(set_payload(relation), "SetAuthorPostsPayload");
+        assert_eq!(unset_payload(relation), "UnsetAuthorPostsPayload");
+        assert_eq!(relation_side_name("author", "User"), "authorUser");
+    }
+
+    #[test]
+    fn self_relation_side_names() {
+        let model = model(
+            "type User @model {
+               id: ID! @isUnique
+               friends: [User!]! @relation(name: \"Friends\")
+               followers: [User!]! @relation(name: \"Follows\")
+               following: [User!]! @relation(name: \"Follows\")
+             }",
+        );
+        // Declared on one field: `1` and `2` keep the two sides apart.
+        assert_eq!(relation_a_name(&model, RelationId(0)), "friends1User");
+        assert_eq!(relation_b_name(&model, RelationId(0)), "friends2User");
+        // Declared on two fields: each side by its own field.
+        assert_eq!(relation_a_name(&model, RelationId(1)), "followersUser");
+        assert_eq!(relation_b_name(&model, RelationId(1)), "followingUser");
     }
 
     #[test]

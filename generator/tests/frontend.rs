@@ -100,3 +100,16 @@ fn models() {
         Err(failure) => Err(format!("expected a model, got:\n{failure}")),
     });
 }
+
+/// The example service, the generator's end-to-end consumer, passes the front end (its build
+/// script would fail too, but this says why without building the runtime).
+#[test]
+fn example_model_loads() {
+    let svc_yml = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("example-model")
+        .join("svc.yml");
+    if let Err(failure) = load(&svc_yml) {
+        panic!("{}:\n{failure}", svc_yml.display());
+    }
+}

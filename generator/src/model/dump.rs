@@ -3,7 +3,9 @@
 
 use std::fmt::Write as _;
 
-use crate::model::{Cardinality, DefaultValue, Field, FieldKind, Model, RelationEnd, TypeId};
+use crate::model::{
+    Cardinality, DefaultValue, Field, FieldKind, Model, OnDelete, RelationEnd, TypeId,
+};
 
 /// Renders the model: enums, then types with one line per field, then relations, then the
 /// `svc.yml` parts. Everything is in model order, so equal models give equal text.
@@ -121,6 +123,11 @@ fn field(model: &Model, ty: TypeId, index: usize, f: &Field) -> String {
     }
     if let Some(d) = &f.migration_value {
         let _ = write!(out, " migrationValue={}", value(d));
+    }
+    // Only the extension's non-default value is shown, so dumps of reference models stay as
+    // they were.
+    if f.on_delete != OnDelete::SetNull {
+        let _ = write!(out, " onDelete={}", f.on_delete.name());
     }
     out.push_str(&renamed(&f.old_name));
     out

@@ -15,8 +15,8 @@ use apollo_compiler::ast::{
 
 use crate::model::validate::defaults;
 use crate::model::{
-    EnumDef, EnumId, Field, FieldKind, Function, Model, Permission, Relation, RelationEnd,
-    RelationId, ScalarType, TypeDef, TypeId,
+    EnumDef, EnumId, Field, FieldKind, Function, Model, OnDelete, Permission, Relation,
+    RelationEnd, RelationId, ScalarType, TypeDef, TypeId,
 };
 use crate::source::{FileId, Span};
 use crate::syntax::config::Config;
@@ -216,6 +216,25 @@ pub fn relation_name(directives: &DirectiveList) -> Option<&str> {
     }
 }
 
+/// An `onDelete:` literal: the enum value `CASCADE` or `SET_NULL`, or the same text as a string.
+pub fn on_delete_value(value: &Value) -> Option<OnDelete> {
+    match value {
+        Value::Enum(n) => OnDelete::from_name(n.as_str()),
+        Value::String(s) => OnDelete::from_name(s),
+        _ => None,
+    }
+}
+
+/// `@relation(onDelete:)` of a field; the default when it is absent (or invalid, which
+/// [`crate::model::validate::fields`] reports).
+pub fn on_delete(directives: &DirectiveList) -> OnDelete {
+    directives
+        .get("relation")
+        .and_then(|d| argument(d, "onDelete"))
+        .and_then(|v| on_delete_value(v))
+        .unwrap_or_default()
+}
+
 /// A string-literal argument of a named directive (for `oldName`).
 fn string_argument(directives: &DirectiveList, directive: &str, arg: &str) -> Option<String> {
     match argument(directives.get(directive)?, arg)?.as_ref() {
@@ -291,6 +310,10 @@ pub fn lower(ast: &Ast, config: &Config) -> Model {
                 default: value_of("defaultValue"),
                 migration_value: value_of("migrationValue"),
                 old_name: string_argument(&f.directives, "rename", "oldName"),
+                on_delete: match kind {
+                    FieldKind::Relation { .. } => on_delete(&f.directives),
+                    FieldKind::Scalar(_) | FieldKind::Enum(_) => OnDelete::SetNull,
+                },
                 span: node_span(o.file, f),
             });
         }

@@ -94,7 +94,43 @@ pub struct Field {
     pub migration_value: Option<DefaultValue>,
     /// `@rename(oldName:)`.
     pub old_name: Option<String>,
+    /// `@relation(onDelete:)`: what deleting a node of the declaring type does to the nodes this
+    /// field reaches. Always [`OnDelete::SetNull`] on scalar and enum fields.
+    pub on_delete: OnDelete,
     pub span: Span,
+}
+
+/// What deleting a node does to the nodes it is connected to through one relation field.
+///
+/// An extension beyond the reference (which only ever disconnects): `@relation(onDelete:)`.
+/// Validation guarantees that at most one field of a relation cascades and that the cascades
+/// between types have no cycle, so a cascading delete always ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnDelete {
+    /// `SET_NULL`: the edges are removed and the related nodes stay (the reference's behaviour).
+    #[default]
+    SetNull,
+    /// `CASCADE`: the related nodes are deleted too, recursively, in the same transaction.
+    Cascade,
+}
+
+impl OnDelete {
+    /// Looks a value up by its SDL name (`CASCADE`, `SET_NULL`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "SET_NULL" => Some(Self::SetNull),
+            "CASCADE" => Some(Self::Cascade),
+            _ => None,
+        }
+    }
+
+    /// The SDL name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::SetNull => "SET_NULL",
+            Self::Cascade => "CASCADE",
+        }
+    }
 }
 
 /// What a field holds.
@@ -266,6 +302,14 @@ impl Model {
         &self.ty(end.ty).fields[end.field]
     }
 
+    /// The relation fields of `ty` marked `onDelete: CASCADE`, with their indexes in
+    /// [`TypeDef::fields`]: deleting a node of `ty` deletes the nodes these fields reach.
+    pub fn cascades(&self, ty: TypeId) -> impl Iterator<Item = (usize, &Field)> {
+        self.ty(ty)
+            .relation_fields()
+            .filter(|(_, f)| f.on_delete == OnDelete::Cascade)
+    }
+
     /// The relation's cardinality, from the shapes of its two fields.
     pub fn cardinality(&self, id: RelationId) -> Cardinality {
         let rel = self.relation(id);
@@ -324,5 +368,53 @@ impl Field {
     /// Whether mutations accept this field as an argument (system fields are read-only).
     pub fn is_writable(&self) -> bool {
         !self.is_system()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::Sources;
+
+    #[test]
+    fn cascades_lists_the_cascading_relation_fields() {
+        let mut sources = Sources::new();
+        let config = sources.add("svc.yml", "types: t.graphql\n");
+        let file = sources.add(
+            "t.graphql",
+            r#"type Post @model {
+                 id: ID! @isUnique
+                 title: String
+                 author: User @relation(name: "UserPosts")
+                 comments: [Comment!]! @relation(name: "PostComments", onDelete: CASCADE)
+                 tags: [Tag!]! @relation(name: "PostTags", onDelete: SET_NULL)
+               }
+               type User @model { id: ID! @isUnique posts: [Post!]! @relation(name: "UserPosts", onDelete: "CASCADE") }
+               type Comment @model { id: ID! @isUnique post: Post! @relation(name: "PostComments") }
+               type Tag @model { id: ID! @isUnique posts: [Post!]! @relation(name: "PostTags") }"#,
+        );
+        let model = crate::frontend::check(&sources, config, &[file])
+            .unwrap_or_else(|d| panic!("{}", d.render(&sources)));
+        let names = |ty: &str| -> Vec<(usize, String)> {
+            let id = model.type_by_name(ty).unwrap_or_else(|| panic!("no {ty}"));
+            model
+                .cascades(id)
+                .map(|(i, f)| (i, f.name.clone()))
+                .collect()
+        };
+        assert_eq!(names("Post"), [(3, "comments".to_owned())]);
+        assert_eq!(names("User"), [(1, "posts".to_owned())]);
+        assert!(names("Comment").is_empty());
+        let post = model.ty(TypeId(0));
+        assert_eq!(post.fields[1].on_delete, OnDelete::SetNull, "scalar");
+        assert_eq!(
+            post.fields[4].on_delete,
+            OnDelete::SetNull,
+            "explicit SET_NULL"
+        );
+        assert_eq!(OnDelete::default(), OnDelete::SetNull);
+        for value in [OnDelete::SetNull, OnDelete::Cascade] {
+            assert_eq!(OnDelete::from_name(value.name()), Some(value));
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! Rules about single fields: duplicates, known types, the allowed shapes of scalar and relation
-//! fields, which directives a field may carry and with which arguments, and the fixed format of
-//! the system fields `id`, `createdAt` and `updatedAt`.
+//! fields, which directives a field may carry and with which arguments (including the literal of
+//! the `@relation(onDelete:)` extension), and the fixed format of the system fields `id`,
+//! `createdAt` and `updatedAt`.
 
 use std::collections::HashSet;
 
@@ -9,7 +10,9 @@ use apollo_compiler::ast::{FieldDefinition, Value};
 
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::model::ScalarType;
-use crate::model::lower::{Ast, ObjectDecl, Shape, Target, argument, name_span, node_span};
+use crate::model::lower::{
+    Ast, ObjectDecl, Shape, Target, argument, name_span, node_span, on_delete_value,
+};
 
 /// Directives the data model gives meaning to, with their required argument.
 const KNOWN: [(&str, Option<&str>); 5] = [
@@ -210,6 +213,21 @@ fn directives(o: ObjectDecl, f: &Node<FieldDefinition>, diags: &mut Diagnostics)
                 format!("the argument `oldName` of `@relation` on the field `{name}` must be a string literal"),
             )
             .with_help(format!("write `oldName: \"{}\"`", value_text(old))),
+        );
+    }
+    if let Some(relation) = f.directives.get("relation")
+        && let Some(value) = argument(relation, "onDelete")
+        && on_delete_value(value).is_none()
+    {
+        diags.push(
+            Diagnostic::new(
+                node_span(o.file, value),
+                format!(
+                    "the argument `onDelete` of `@relation` on the field `{name}` is `{}`, but it must be `CASCADE` or `SET_NULL`",
+                    value.serialize().no_indent()
+                ),
+            )
+            .with_help("write `onDelete: CASCADE` to delete the related nodes with this one, or `onDelete: SET_NULL` (the default) to only disconnect them"),
         );
     }
 }

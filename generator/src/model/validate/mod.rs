@@ -4,6 +4,7 @@
 //! collects all problems (each with a span), and lowers to a model only when there are none.
 //! Rules read the [`Ast`] view; none of them stops at the first error, and none may panic.
 
+pub mod cascades;
 pub mod collisions;
 pub mod defaults;
 pub mod enums;
@@ -28,6 +29,7 @@ pub fn validate(files: &[SdlFile], config: &Config) -> Result<Valid<Model>, Diag
     types::check(&ast, &mut diags);
     fields::check(&ast, &mut diags);
     relations::check(&ast, &mut diags);
+    cascades::check(&ast, &mut diags);
     names::check(&ast, &mut diags);
     enums::check(&ast, &mut diags);
     defaults::check(&ast, &mut diags);

@@ -12,11 +12,13 @@ use crate::source::Span;
 
 /// One field that declares a relation, with the index of its enclosing type and of its target.
 #[derive(Clone, Copy)]
-struct End<'a> {
-    owner: usize,
-    decl: ObjectDecl<'a>,
-    field: &'a Node<FieldDefinition>,
-    target: usize,
+pub(super) struct End<'a> {
+    /// Index into [`Ast::objects`] of the type that declares the field.
+    pub owner: usize,
+    pub decl: ObjectDecl<'a>,
+    pub field: &'a Node<FieldDefinition>,
+    /// Index into [`Ast::objects`] of the field's type.
+    pub target: usize,
 }
 
 impl End<'_> {
@@ -31,7 +33,7 @@ impl End<'_> {
 }
 
 /// Relation fields grouped by relation name, in the order each name first appears.
-fn groups<'a>(ast: &Ast<'a>) -> Vec<(&'a str, Vec<End<'a>>)> {
+pub(super) fn groups<'a>(ast: &Ast<'a>) -> Vec<(&'a str, Vec<End<'a>>)> {
     let mut groups: Vec<(&str, Vec<End>)> = Vec::new();
     for (owner, decl, field) in ast.fields() {
         let Target::Object(target) = ast.target(Shape::of(&field.ty).name) else {
