@@ -4,7 +4,7 @@
 //! Each test body is written once inside [`db_tests!`], which turns `async fn name(srv)` into a
 //! module `name` with two tests, `name::sqlite` and `name::postgres`, each on a fresh database.
 //! Expected behaviour, error codes and message texts come from the reference (`spec/reference.md`
-//! §1.3, §1.4, §1.8, §2, §11 and §0.1).
+//! §1.3, §1.4, §1.6, §1.8, §2, §11 and §0.1).
 
 /// Declares database-independent test bodies and runs each on SQLite and on PostgreSQL.
 ///
@@ -47,7 +47,13 @@ mod envelope;
 mod filters;
 mod introspection;
 mod mutations;
+mod nested_mutations;
 mod ordering;
 mod pagination;
 mod queries;
+mod relation_extensions;
+mod relation_filters;
+mod relation_mutations;
+mod relations_read;
 mod scalars;
+mod statements;

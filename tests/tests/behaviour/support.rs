@@ -460,3 +460,168 @@ pub fn now_timestamp() -> String {
 pub fn to_seconds(t: &str) -> String {
     format!("{}.000Z", &t[..19])
 }
+
+/// Runs a one-line mutation that must fail with one field error on its root field `field`
+/// (whose result is `null`).
+pub async fn assert_fails(srv: &Server, mutation: &str, field: &str, code: u32, message: &str) {
+    assert_eq!(
+        srv.gql(mutation).await,
+        error_response(
+            json!({ field: null }),
+            field_error(json!([field]), 1, column_of(mutation, field), code, message)
+        ),
+        "{mutation}"
+    );
+}
+
+/// The node count of every model: `{"users": n, "posts": n, "categories": n, "children": n,
+/// "profiles": n, "comments": n}`.
+pub async fn counts(srv: &Server) -> Value {
+    let data = srv
+        .data(
+            "{ users: _allUsersMeta { count } posts: _allPostsMeta { count } \
+             categories: _allCategoriesMeta { count } children: _allChildrenMeta { count } \
+             profiles: _allProfilesMeta { count } comments: _allCommentsMeta { count } }",
+        )
+        .await;
+    let mut out = serde_json::Map::new();
+    for key in [
+        "users",
+        "posts",
+        "categories",
+        "children",
+        "profiles",
+        "comments",
+    ] {
+        out.insert(key.to_owned(), data[key]["count"].clone());
+    }
+    Value::Object(out)
+}
+
+/// `{"users": u, "posts": p, "categories": c, "children": ch, "profiles": pr, "comments": co}`.
+pub fn count_values(u: u32, p: u32, c: u32, ch: u32, pr: u32, co: u32) -> Value {
+    json!({ "users": u, "posts": p, "categories": c, "children": ch, "profiles": pr, "comments": co })
+}
+
+/// The ids of the [`blog`] fixture.
+#[derive(Debug, Clone)]
+pub struct Blog {
+    pub ann: String,
+    pub bob: String,
+    pub cid: String,
+    pub posts: Posts,
+    pub news: String,
+    pub tech: String,
+    pub misc: String,
+    pub great: String,
+    pub fine: String,
+    pub meh: String,
+    pub agreed: String,
+}
+
+/// Creates, in this order (so in ascending id order within each model):
+///
+/// - users Ann (`ann@example.com`, age 30), Bob (`bob@example.com`, age 25) and Cid
+///   (`cid@example.com`, no age), none with a profile, follower or friend;
+/// - the four posts of [`four_posts`]; Ann writes alpha and beta, Bob gamma, delta has no author;
+/// - categories `news` (posts alpha, beta), `tech` (beta, gamma) and `misc` (none); nothing is
+///   pinned;
+/// - comments `great post` (alpha), `fine` (alpha), `meh` (gamma) and `agreed` (alpha, a reply
+///   to `great post`).
+///
+/// The edges are made with `{f}Ids`/`{f}Id` arguments of create and update.
+pub async fn blog(srv: &Server) -> Blog {
+    let users = srv
+        .data(
+            r#"mutation {
+  ann: createUser(email: "ann@example.com", name: "Ann", age: 30) { id }
+  bob: createUser(email: "bob@example.com", name: "Bob", age: 25) { id }
+  cid: createUser(email: "cid@example.com", name: "Cid") { id }
+}"#,
+        )
+        .await;
+    let user = |k: &str| users[k]["id"].as_str().expect("an id").to_owned();
+    let (ann, bob, cid) = (user("ann"), user("bob"), user("cid"));
+    assert!(ann < bob && bob < cid, "cuids sort in creation order");
+    let posts = four_posts(srv).await;
+    let Posts {
+        alpha, beta, gamma, ..
+    } = &posts;
+    srv.data(&format!(
+        r#"mutation {{
+  ann: updateUser(id: "{ann}", postsIds: ["{alpha}", "{beta}"]) {{ id }}
+  bob: updateUser(id: "{bob}", postsIds: ["{gamma}"]) {{ id }}
+}}"#
+    ))
+    .await;
+    let rest = srv
+        .data(&format!(
+            r#"mutation {{
+  news: createCategory(name: "news", postsIds: ["{alpha}", "{beta}"]) {{ id }}
+  tech: createCategory(name: "tech", postsIds: ["{beta}", "{gamma}"]) {{ id }}
+  misc: createCategory(name: "misc") {{ id }}
+  great: createComment(text: "great post", postId: "{alpha}") {{ id }}
+  fine: createComment(text: "fine", postId: "{alpha}") {{ id }}
+  meh: createComment(text: "meh", postId: "{gamma}") {{ id }}
+}}"#
+        ))
+        .await;
+    let id = |k: &str| rest[k]["id"].as_str().expect("an id").to_owned();
+    let great = id("great");
+    let agreed = srv
+        .create(
+            "Comment",
+            &format!(r#"text: "agreed", postId: "{alpha}", parentId: "{great}""#),
+        )
+        .await;
+    let blog = Blog {
+        ann,
+        bob,
+        cid,
+        news: id("news"),
+        tech: id("tech"),
+        misc: id("misc"),
+        great,
+        fine: id("fine"),
+        meh: id("meh"),
+        agreed,
+        posts,
+    };
+    assert!(
+        blog.news < blog.tech && blog.tech < blog.misc,
+        "cuids sort in creation order: {blog:?}"
+    );
+    assert!(
+        blog.great < blog.fine && blog.fine < blog.meh && blog.meh < blog.agreed,
+        "cuids sort in creation order: {blog:?}"
+    );
+    blog
+}
+
+/// Replaces every `{name}` placeholder of `text` by the id of that name in the [`blog`] fixture
+/// (`{ann}`, `{bob}`, `{cid}`, `{alpha}`…`{delta}`, `{news}`, `{tech}`, `{misc}`, `{great}`,
+/// `{fine}`, `{meh}`, `{agreed}`).
+pub fn with_ids(text: &str, b: &Blog) -> String {
+    let pairs: [(&str, &str); 14] = [
+        ("{ann}", &b.ann),
+        ("{bob}", &b.bob),
+        ("{cid}", &b.cid),
+        ("{alpha}", &b.posts.alpha),
+        ("{beta}", &b.posts.beta),
+        ("{gamma}", &b.posts.gamma),
+        ("{delta}", &b.posts.delta),
+        ("{news}", &b.news),
+        ("{tech}", &b.tech),
+        ("{misc}", &b.misc),
+        ("{great}", &b.great),
+        ("{fine}", &b.fine),
+        ("{meh}", &b.meh),
+        ("{agreed}", &b.agreed),
+    ];
+    pairs
+        .iter()
+        .fold(text.to_owned(), |acc, (k, v)| acc.replace(k, v))
+}
+
+/// An id that is well-formed but belongs to no node.
+pub const MISSING: &str = "cnotthere0000000000000000";

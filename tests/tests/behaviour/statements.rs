@@ -1,0 +1,207 @@
+//! No N+1: reading relations costs a bounded number of SQL statements (at most one per level of
+//! the selection), however many nodes there are, as reported by the `Svc-Sql-Statements`
+//! response header.
+
+use std::ops::Range;
+
+use serde_json::{Value, json};
+
+use crate::support::{Server, body_json};
+
+/// Runs a query that must succeed; returns the number of SQL statements it ran and its body.
+async fn counted(srv: &Server, query: &str) -> (u32, Value) {
+    let res = srv.post(&json!({ "query": query })).await;
+    let header = res
+        .headers()
+        .get("Svc-Sql-Statements")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body = body_json(res).await;
+    assert!(
+        body.get("errors").is_none() && body.get("error").is_none(),
+        "{query}\n{body:#}"
+    );
+    let n = header
+        .as_deref()
+        .and_then(|h| h.parse().ok())
+        .unwrap_or_else(|| panic!("no numeric Svc-Sql-Statements header ({header:?}) for {query}"));
+    (n, body)
+}
+
+/// Creates users `U{i}` (`i` as three digits) for every `i` in `range`, each with posts `A{i}`
+/// and `B{i}`, each with comments `u{i}-a-1`, `u{i}-a-2` (on `A{i}`) and `u{i}-b-1`, `u{i}-b-2`
+/// (on `B{i}`), all with nested creates in one request.
+async fn users_with_posts(srv: &Server, range: Range<usize>) {
+    let creates: String = range
+        .map(|i| {
+            format!(
+                r#"u{i}: createUser(email: "u{i:03}@example.com", name: "U{i:03}", posts: [{{ slug: "u{i:03}-a", title: "A{i:03}", comments: [{{ text: "u{i:03}-a-1" }}, {{ text: "u{i:03}-a-2" }}] }}, {{ slug: "u{i:03}-b", title: "B{i:03}", comments: [{{ text: "u{i:03}-b-1" }}, {{ text: "u{i:03}-b-2" }}] }}]) {{ id }}
+"#
+            )
+        })
+        .collect();
+    srv.data(&format!("mutation {{\n{creates}}}")).await;
+}
+
+/// `{"text": …}` for each text.
+fn texts(values: &[String]) -> Value {
+    values.iter().map(|t| json!({ "text": t })).collect()
+}
+
+/// The expected `allUsers { name posts { title comments { text } } }` for the first `n` users.
+fn tree(n: usize) -> Value {
+    let users: Vec<Value> = (0..n)
+        .map(|i| {
+            let post = |p: char| {
+                json!({
+                    "title": format!("{}{i:03}", p.to_ascii_uppercase()),
+                    "comments": texts(&[format!("u{i:03}-{p}-1"), format!("u{i:03}-{p}-2")]),
+                })
+            };
+            json!({ "name": format!("U{i:03}"), "posts": [post('a'), post('b')] })
+        })
+        .collect();
+    json!({ "data": { "allUsers": users } })
+}
+
+/// Sorts every user's posts by title and every post's comments by text, so that the order of
+/// nested creates does not matter.
+fn sorted(mut body: Value) -> Value {
+    let by = |key: &'static str| move |a: &Value, b: &Value| a[key].as_str().cmp(&b[key].as_str());
+    for user in body["data"]["allUsers"]
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+    {
+        if let Some(posts) = user["posts"].as_array_mut() {
+            posts.sort_by(by("title"));
+            for post in posts {
+                if let Some(comments) = post["comments"].as_array_mut() {
+                    comments.sort_by(by("text"));
+                }
+            }
+        }
+    }
+    body
+}
+
+db_tests! {
+    /// Three levels of to-many fields (users → posts → comments) cost at most one statement per
+    /// level, the same for 10 and for 100 users.
+    async fn nested_lists_cost_one_statement_per_level(srv) {
+        let bare = "{ allUsers(first: 100) { posts { comments { text } } } }";
+        let named = "{ allUsers(first: 100) { name posts { title comments { text } } } }";
+        users_with_posts(srv, 0..10).await;
+        let (small, _) = counted(srv, bare).await;
+        let (small_named, body) = counted(srv, named).await;
+        assert_eq!(sorted(body), tree(10));
+        users_with_posts(srv, 10..100).await;
+        let (large, body) = counted(srv, bare).await;
+        let users = body["data"]["allUsers"].as_array().map(Vec::len);
+        let comments: usize = body["data"]["allUsers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|u| u["posts"].as_array().into_iter().flatten())
+            .map(|p| p["comments"].as_array().map_or(0, Vec::len))
+            .sum();
+        assert_eq!((users, comments), (Some(100), 400), "{body:#}");
+        let (large_named, body) = counted(srv, named).await;
+        assert_eq!(sorted(body), tree(100));
+        assert!(large <= 3, "{large} statements for three levels");
+        assert_eq!(large, small, "the statement count grows with the number of nodes");
+        assert_eq!((small_named, large_named), (small, large), "scalar fields cost no statements");
+    }
+
+    /// Relation fields with pagination, ordering and filter arguments and a `_{f}Meta` next to
+    /// them stay bounded (one statement per relation field and level).
+    async fn arguments_and_meta_stay_bounded(srv) {
+        let query = r#"{ allUsers(first: 100, orderBy: name_DESC) { name posts(first: 1, orderBy: title_DESC) { title comments(first: 1, orderBy: text_DESC, filter: { text_contains: "-" }) { text } } _postsMeta(filter: { title_starts_with: "a" }) { count } } }"#;
+        let expected = |n: usize| {
+            let users: Vec<Value> = (0..n)
+                .rev()
+                .map(|i| json!({
+                    "name": format!("U{i:03}"),
+                    "posts": [{ "title": format!("B{i:03}"), "comments": [{ "text": format!("u{i:03}-b-2") }] }],
+                    "_postsMeta": { "count": 1 },
+                }))
+                .collect();
+            json!({ "data": { "allUsers": users } })
+        };
+        users_with_posts(srv, 0..10).await;
+        let (small, body) = counted(srv, query).await;
+        assert_eq!(body, expected(10));
+        users_with_posts(srv, 10..100).await;
+        let (large, body) = counted(srv, query).await;
+        assert_eq!(body, expected(100));
+        assert!(large <= 4, "{large} statements for three list levels and one meta field");
+        assert_eq!(large, small, "the statement count grows with the number of nodes");
+    }
+
+    /// To-one fields (comment → post → author) and every other relation kind (n:m, self
+    /// relations, 1:1, metas) stay bounded too, also when the related lists are empty.
+    async fn every_relation_kind_stays_bounded(srv) {
+        let to_one = "{ allComments(first: 1000) { text post { title author { name } } } }";
+        let users = "{ allUsers(first: 100) { name friends { name } followers { name } following { name } profile { bio } _friendsMeta { count } } }";
+        let posts = "{ allPosts(first: 1000) { title author { name } categories { name } pinnedIn { name } _categoriesMeta { count } } }";
+        let check_to_one = |body: &Value, n: usize| {
+            let mut rows: Vec<(String, String, String)> = body["data"]["allComments"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|c| {
+                    let s = |v: &Value| v.as_str().unwrap_or("?").to_owned();
+                    (s(&c["text"]), s(&c["post"]["title"]), s(&c["post"]["author"]["name"]))
+                })
+                .collect();
+            rows.sort();
+            let mut expected = Vec::new();
+            for i in 0..n {
+                for p in ['a', 'b'] {
+                    for k in 1..=2 {
+                        expected.push((format!("u{i:03}-{p}-{k}"), format!("{}{i:03}", p.to_ascii_uppercase()), format!("U{i:03}")));
+                    }
+                }
+            }
+            assert_eq!(rows, expected, "{body:#}");
+        };
+        let check_empty = |body: &Value, list: &str, n: usize, empty: Value| {
+            let items = body["data"][list].as_array().cloned().unwrap_or_default();
+            assert_eq!(items.len(), n, "{body:#}");
+            for mut item in items {
+                let obj = item.as_object_mut().expect("an object");
+                obj.remove("name");
+                obj.remove("title");
+                obj.remove("author");
+                assert_eq!(item, empty, "{body:#}");
+            }
+        };
+        let no_user_edges = json!({ "friends": [], "followers": [], "following": [], "profile": null, "_friendsMeta": { "count": 0 } });
+        let no_post_edges = json!({ "categories": [], "pinnedIn": null, "_categoriesMeta": { "count": 0 } });
+
+        users_with_posts(srv, 0..10).await;
+        let (to_one_small, body) = counted(srv, to_one).await;
+        check_to_one(&body, 10);
+        let (users_small, body) = counted(srv, users).await;
+        check_empty(&body, "allUsers", 10, no_user_edges.clone());
+        let (posts_small, body) = counted(srv, posts).await;
+        check_empty(&body, "allPosts", 20, no_post_edges.clone());
+
+        users_with_posts(srv, 10..100).await;
+        let (to_one_large, body) = counted(srv, to_one).await;
+        check_to_one(&body, 100);
+        let (users_large, body) = counted(srv, users).await;
+        check_empty(&body, "allUsers", 100, no_user_edges);
+        let (posts_large, body) = counted(srv, posts).await;
+        check_empty(&body, "allPosts", 200, no_post_edges);
+
+        assert!(to_one_large <= 3, "{to_one_large} statements for comment → post → author");
+        assert!(users_large <= 6, "{users_large} statements for users and five relation fields");
+        assert!(posts_large <= 5, "{posts_large} statements for posts and four relation fields");
+        assert_eq!(
+            (to_one_large, users_large, posts_large),
+            (to_one_small, users_small, posts_small),
+            "the statement count grows with the number of nodes"
+        );
+    }
+}
