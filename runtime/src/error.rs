@@ -30,6 +30,15 @@ pub enum ApiError {
     InvalidSkipArgument,
     TooManyNodesRequested(i32),
     FilterCannotBeNullOnToManyField(&'static str),
+    /// 3011: an edge to a node that does not exist.
+    NodeDoesNotExist(String),
+    /// 3013: the node a relation mutation names is gone.
+    NodeNotFound(String),
+    /// 3032: the write would leave a required to-one relation empty.
+    RelationIsRequired {
+        field: &'static str,
+        model: &'static str,
+    },
     InputInvalid {
         value: String,
         field: &'static str,
@@ -76,6 +85,13 @@ impl ApiError {
             ApiError::FilterCannotBeNullOnToManyField(f) => {
                 format!("The field '{f}' is a toMany relation. This cannot be filtered by null.")
             }
+            ApiError::NodeDoesNotExist(id) => format!(
+                "You are referencing a node that does not exist. Please check your mutation to make sure you are only creating edges between existing nodes. Id if available: {id}"
+            ),
+            ApiError::NodeNotFound(id) => format!("Node with id {id} not found"),
+            ApiError::RelationIsRequired { field, model } => format!(
+                "The field '{field}' on type '{model}' is required. Performing this mutation would violate the constraint"
+            ),
             ApiError::InputInvalid { value, field, model } => {
                 format!("The input value {value} was not valid for field {field} of type {model}.")
             }
@@ -101,6 +117,9 @@ impl ApiError {
             ApiError::InvalidSkipArgument => 3028,
             ApiError::TooManyNodesRequested(_) => 2041,
             ApiError::FilterCannotBeNullOnToManyField(_) => 3033,
+            ApiError::NodeDoesNotExist(_) => 3011,
+            ApiError::NodeNotFound(_) => 3013,
+            ApiError::RelationIsRequired { .. } => 3032,
             ApiError::InputInvalid { .. } => 3036,
             ApiError::ValueNotAValidJson { .. } => 3037,
             ApiError::Internal(_) => return None,

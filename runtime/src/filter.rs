@@ -66,6 +66,38 @@ pub enum Cond {
         text: String,
         negate: bool,
     },
+    /// A condition on the nodes related through `meta.relations[rel]`.
+    Rel {
+        rel: usize,
+        quant: Quant,
+        cond: Box<Cond>,
+    },
+    /// `f_some/f_every/f_none: null`, reported as 3033 when the query runs (parsing cannot carry
+    /// an error code).
+    NullToMany(&'static str),
+}
+
+/// How a relation condition quantifies over the related nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quant {
+    /// At least one related node matches (`f_some`, to-one `f: {…}`).
+    Some,
+    /// No related node fails to match (`f_every`; true when there are none).
+    Every,
+    /// No related node matches (`f_none`, to-one `f: null` with an always-true condition).
+    None,
+}
+
+impl Cond {
+    /// The first `f_some/f_every/f_none: null` in the tree, as error 3033.
+    pub fn check(&self) -> Result<(), crate::error::ApiError> {
+        match self {
+            Cond::NullToMany(name) => Err(crate::error::ApiError::FilterCannotBeNullOnToManyField(name)),
+            Cond::All(items) | Cond::Any(items) => items.iter().try_for_each(Cond::check),
+            Cond::Rel { cond, .. } => cond.check(),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The suffixes a field of each kind gets in `<Type>Filter`, in the reference's order.
@@ -172,6 +204,19 @@ impl<R: Record> InputType for Filter<R> {
                     fields.insert(key.clone(), input_value(key, ty));
                 }
             }
+            for rel in meta.relations {
+                let ty = (rel.register_filter)(registry);
+                let ty = ty.trim_end_matches('!').to_owned();
+                let suffixes: &[&str] = if rel.list {
+                    &["_every", "_some", "_none"]
+                } else {
+                    &[""]
+                };
+                for suffix in suffixes {
+                    let key = format!("{}{suffix}", rel.name);
+                    fields.insert(key.clone(), input_value(key, ty.clone()));
+                }
+            }
             MetaType::InputObject {
                 name: meta.filter_name.to_owned(),
                 description: None,
@@ -236,6 +281,10 @@ pub fn parse_filter(meta: &ModelMeta, value: &Value) -> Result<Cond, String> {
             Some(i) => (&key[..i], &key[i..]),
             None => (key, ""),
         };
+        if let Some(rel) = meta.relation_index(name) {
+            all.push(parse_relation(meta, rel, suffix, v, key)?);
+            continue;
+        }
         let idx = meta
             .field_index(name)
             .filter(|&i| suffixes(&meta.fields[i]).contains(&suffix))
@@ -245,6 +294,41 @@ pub fn parse_filter(meta: &ModelMeta, value: &Value) -> Result<Cond, String> {
     Ok(match all.len() {
         1 => all.pop().unwrap_or(Cond::Const(true)),
         _ => Cond::All(all),
+    })
+}
+
+/// `f: {…}` / `f: null` on a to-one field, `f_every/f_some/f_none` on a to-many field.
+fn parse_relation(
+    meta: &ModelMeta,
+    rel: usize,
+    suffix: &str,
+    v: &Value,
+    key: &str,
+) -> Result<Cond, String> {
+    let field = &meta.relations[rel];
+    let quant = match (field.list, suffix) {
+        (false, "") => Quant::Some,
+        (true, "_some") => Quant::Some,
+        (true, "_every") => Quant::Every,
+        (true, "_none") => Quant::None,
+        _ => return Err(format!("unknown filter field `{key}`")),
+    };
+    if matches!(v, Value::Null) {
+        return Ok(if field.list {
+            Cond::NullToMany(field.name)
+        } else {
+            // No related node at all.
+            Cond::Rel {
+                rel,
+                quant: Quant::None,
+                cond: Box::new(Cond::Const(true)),
+            }
+        });
+    }
+    Ok(Cond::Rel {
+        rel,
+        quant,
+        cond: Box::new(parse_filter(field.target, v)?),
     })
 }
 
@@ -393,6 +477,44 @@ pub fn render(cond: &Cond, meta: &ModelMeta, alias: &str, sql: &mut Sql) {
             sql.push(op)
                 .bind(sea_orm::Value::String(Some(pattern)))
                 .push(" ESCAPE '\\'");
+        }
+        Cond::Rel { rel, quant, cond } => {
+            let field = &meta.relations[*rel];
+            let target = field.target;
+            // Nested aliases extend the outer one, so every level has its own names.
+            let join = format!("{alias}j");
+            let inner = format!("{alias}r");
+            if *quant != Quant::Some {
+                sql.push("NOT ");
+            }
+            sql.push("EXISTS (SELECT 1 FROM ")
+                .ident(field.table)
+                .push(" AS ")
+                .push(&join)
+                .push(" JOIN ")
+                .ident(target.table)
+                .push(" AS ")
+                .push(&inner)
+                .push(" ON ")
+                .col(&inner, target.fields[target.id].name)
+                .push(" = ")
+                .col(&join, field.other)
+                .push(" WHERE ")
+                .col(&join, field.own)
+                .push(" = ")
+                .col(alias, meta.fields[meta.id].name)
+                .push(" AND (");
+            render(cond, target, &inner, sql);
+            // `every` = no related node for which the condition is not true (null counts as
+            // not matching).
+            sql.push(if *quant == Quant::Every {
+                ") IS NOT TRUE)"
+            } else {
+                "))"
+            });
+        }
+        Cond::NullToMany(_) => {
+            sql.push("1=0");
         }
     }
 }

@@ -9,11 +9,14 @@
 //! Generated code reaches this crate only through [`__codegen`].
 
 pub mod cli;
+pub mod edges;
 pub mod error;
 pub mod filter;
 pub mod meta;
+pub mod nested;
 pub mod read;
 pub mod record;
+pub mod related;
 pub mod server;
 pub mod state;
 pub mod storage;

@@ -96,6 +96,47 @@ pub struct ModelMeta {
     pub created_at: usize,
     /// Index of `updatedAt` in `fields`.
     pub updated_at: usize,
+    /// Relation fields, in declaration order.
+    pub relations: &'static [RelFieldMeta],
+}
+
+/// One relation field of a model: where its edges are stored and what it points at.
+#[derive(Debug)]
+pub struct RelFieldMeta {
+    /// GraphQL field name.
+    pub name: &'static str,
+    /// Index of the relation in [`ServiceMeta::relations`].
+    pub relation: usize,
+    /// The join table of the relation.
+    pub table: &'static str,
+    /// The join column holding this model's ids (`A` or `B`).
+    pub own: &'static str,
+    /// The join column holding the related nodes' ids.
+    pub other: &'static str,
+    /// A self relation declared on one field: every edge is stored in both directions.
+    pub symmetric: bool,
+    /// The related model.
+    pub target: &'static ModelMeta,
+    /// Index of the field on the other side in `target.relations` (itself for a symmetric one).
+    pub back: usize,
+    /// `[T!]!` rather than `T`/`T!`.
+    pub list: bool,
+    /// A required to-one field (`T!`).
+    pub required: bool,
+    /// Deleting a node of this model deletes the nodes reached through this field.
+    pub cascade: bool,
+    /// Registers the related model's `<T>Filter`.
+    pub register_filter: fn(&mut Registry) -> String,
+    /// Registers the nested create input `<Owner><field><Related>`; `None` when the related
+    /// model has nothing to write but the back relation, so only `<field>Id(s)` exists.
+    pub register_nested: Option<fn(&mut Registry) -> String>,
+}
+
+impl RelFieldMeta {
+    /// The field on the other side of the relation.
+    pub fn back_field(&self) -> &'static RelFieldMeta {
+        &self.target.relations[self.back]
+    }
 }
 
 /// A relation's join table.
@@ -126,6 +167,11 @@ impl ModelMeta {
     /// Looks a column field up by name.
     pub fn field_index(&self, name: &str) -> Option<usize> {
         self.fields.iter().position(|f| f.name == name)
+    }
+
+    /// Looks a relation field up by name.
+    pub fn relation_index(&self, name: &str) -> Option<usize> {
+        self.relations.iter().position(|f| f.name == name)
     }
 
     /// Non-list unique fields usable as single-node lookup arguments, in declaration order.

@@ -5,7 +5,7 @@ use async_graphql::{Context, ID, SimpleObject};
 use sea_orm::ConnectionTrait;
 
 use crate::error::{ApiError, ApiResult};
-use crate::filter::{Filter, OrderBy, render};
+use crate::filter::{Cond, Filter, OrderBy, render};
 use crate::meta::ModelMeta;
 use crate::record::Record;
 use crate::state::{State, request_counter};
@@ -23,11 +23,12 @@ pub struct QueryMeta {
     pub count: i32,
 }
 
-/// The seven arguments of a list field.
+/// The arguments of a list field: the reference's seven plus `orderByList` (an extension).
 #[derive(Debug)]
 pub struct ListArgs<R> {
     pub filter: Option<Filter<R>>,
     pub order_by: Option<OrderBy<R>>,
+    pub order_by_list: Option<Vec<OrderBy<R>>>,
     pub skip: Option<i32>,
     pub after: Option<String>,
     pub before: Option<String>,
@@ -35,9 +36,9 @@ pub struct ListArgs<R> {
     pub last: Option<i32>,
 }
 
-impl<R> ListArgs<R> {
-    /// Checks the reference's rules: 3014, 3026–3028, 2041.
-    fn check(&self) -> ApiResult<()> {
+impl<R: Record> ListArgs<R> {
+    /// Checks the reference's rules (3014, 3026–3028, 2041, 3033) and resolves the order.
+    pub(crate) fn page(self) -> ApiResult<Page> {
         if self.first.is_some() && self.last.is_some() {
             return Err(ApiError::InvalidConnectionArguments);
         }
@@ -53,18 +54,131 @@ impl<R> ListArgs<R> {
         if let Some(n) = self.first.or(self.last).filter(|&n| n > MAX_NODES) {
             return Err(ApiError::TooManyNodesRequested(n));
         }
-        Ok(())
+        let filter = self.filter.map(|f| f.cond);
+        if let Some(f) = &filter {
+            f.check()?;
+        }
+        let keys = self
+            .order_by
+            .into_iter()
+            .chain(self.order_by_list.into_iter().flatten())
+            .map(|o| (o.field, o.descending));
+        Ok(Page {
+            filter,
+            order: Order::new(R::META, keys),
+            skip: self.skip.filter(|&s| s > 0),
+            after: self.after,
+            before: self.before,
+            first: self.first,
+            last: self.last,
+        })
+    }
+
+    /// Only the filter matters for counts (the reference ignores the other arguments).
+    pub(crate) fn count_filter(self) -> ApiResult<Option<Cond>> {
+        let filter = self.filter.map(|f| f.cond);
+        if let Some(f) = &filter {
+            f.check()?;
+        }
+        Ok(filter)
+    }
+}
+
+/// A sort order: `(field index, descending)` keys, always ending with `id`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Order(Vec<(usize, bool)>);
+
+impl Order {
+    /// Keys in the order given (a repeated field counts once), then `id` as the tie-break in the
+    /// direction of the first key; without keys, `id` ascending.
+    pub(crate) fn new(meta: &ModelMeta, given: impl IntoIterator<Item = (usize, bool)>) -> Order {
+        let mut keys: Vec<(usize, bool)> = Vec::new();
+        for (field, desc) in given {
+            if keys.iter().any(|(f, _)| *f == field) {
+                continue;
+            }
+            keys.push((field, desc));
+            if field == meta.id {
+                break;
+            }
+        }
+        if !keys.iter().any(|(f, _)| *f == meta.id) {
+            let desc = keys.first().is_some_and(|k| k.1);
+            keys.push((meta.id, desc));
+        }
+        Order(keys)
+    }
+
+    /// The same keys in the opposite directions.
+    pub(crate) fn inverted(&self) -> Order {
+        Order(self.0.iter().map(|&(f, d)| (f, !d)).collect())
+    }
+}
+
+/// A checked list request: what to select and which slice of it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Page {
+    pub filter: Option<Cond>,
+    pub order: Order,
+    pub skip: Option<i32>,
+    pub after: Option<String>,
+    pub before: Option<String>,
+    pub first: Option<i32>,
+    pub last: Option<i32>,
+}
+
+impl Page {
+    /// With `last`, rows are read from the other end and reversed afterwards.
+    pub(crate) fn from_end(&self) -> bool {
+        self.last.is_some()
+    }
+
+    /// The order rows are read in.
+    pub(crate) fn read_order(&self) -> Order {
+        if self.from_end() {
+            self.order.inverted()
+        } else {
+            self.order.clone()
+        }
+    }
+
+    /// How many rows to take after `skip`.
+    pub(crate) fn limit(&self) -> i32 {
+        self.first.or(self.last).unwrap_or(MAX_NODES)
+    }
+
+    /// Appends the filter and the cursor conditions over `alias` (to follow a ` WHERE `).
+    pub(crate) fn push_conditions(&self, sql: &mut Sql, meta: &ModelMeta, alias: &str) {
+        match &self.filter {
+            Some(f) => render(f, meta, alias, sql),
+            None => {
+                sql.push("1=1");
+            }
+        }
+        // `after` keeps what comes after the cursor in the requested order, `before` what comes
+        // before; both compare the order keys of the cursor node.
+        if let Some(after) = &self.after {
+            push_cursor(sql, meta, alias, &self.order, after, true);
+        }
+        if let Some(before) = &self.before {
+            push_cursor(sql, meta, alias, &self.order, before, false);
+        }
     }
 }
 
 /// Appends `SELECT <all columns> FROM "<table>" AS <alias>`.
 pub(crate) fn push_select(sql: &mut Sql, meta: &ModelMeta, alias: &str) {
     sql.push("SELECT ");
-    sql.join(meta.fields, ", ", |s, f| push_select_col(s, alias, f));
+    push_columns(sql, meta, alias);
     sql.push(" FROM ")
         .ident(meta.table)
         .push(" AS ")
         .push(alias);
+}
+
+/// Appends every column of `meta` in select order.
+pub(crate) fn push_columns(sql: &mut Sql, meta: &ModelMeta, alias: &str) {
+    sql.join(meta.fields, ", ", |s, f| push_select_col(s, alias, f));
 }
 
 /// Decodes every row into records.
@@ -79,121 +193,96 @@ pub(crate) fn decode_all<R: Record>(
 
 /// `all<Plural>(filter, orderBy, skip, after, before, first, last)`.
 pub async fn all<R: Record>(ctx: &Context<'_>, args: ListArgs<R>) -> async_graphql::Result<Vec<R>> {
-    Ok(list::<R>(ctx, &args).await?)
+    Ok(list::<R>(ctx, args.page()?).await?)
 }
 
-async fn list<R: Record>(ctx: &Context<'_>, args: &ListArgs<R>) -> ApiResult<Vec<R>> {
-    args.check()?;
+async fn list<R: Record>(ctx: &Context<'_>, page: Page) -> ApiResult<Vec<R>> {
     let state = State::of(ctx);
     let meta = R::META;
-    let order = args.order_by.unwrap_or_else(OrderBy::default_order);
-    // With `last`, read from the other end and reverse afterwards.
-    let from_end = args.last.is_some();
-    let descending = order.descending != from_end;
-
     let mut sql = state.db.sql();
     push_select(&mut sql, meta, "t0");
     sql.push(" WHERE ");
-    match &args.filter {
-        Some(f) => render(&f.cond, meta, "t0", &mut sql),
-        None => {
-            sql.push("1=1");
-        }
-    }
-    // `after` keeps what comes after the cursor in the requested order, `before` what comes
-    // before; both compare the `(order field, id)` tuple of the cursor node.
-    if let Some(after) = &args.after {
-        push_cursor(&mut sql, meta, order.field, after, !order.descending);
-    }
-    if let Some(before) = &args.before {
-        push_cursor(&mut sql, meta, order.field, before, order.descending);
-    }
-    push_order(&mut sql, meta, "t0", order.field, descending);
-    let limit = args.first.or(args.last).unwrap_or(MAX_NODES);
-    sql.push(" LIMIT ").push(&limit.to_string());
-    if let Some(skip) = args.skip.filter(|&s| s > 0) {
+    page.push_conditions(&mut sql, meta, "t0");
+    push_order(&mut sql, meta, "t0", &page.read_order());
+    sql.push(" LIMIT ").push(&page.limit().to_string());
+    if let Some(skip) = page.skip {
         sql.push(" OFFSET ").push(&skip.to_string());
     }
-
     let exec = Exec {
         conn: state.db.reader(),
         counter: request_counter(ctx),
     };
     let rows = exec.all(sql).await?;
     let mut out = decode_all::<R>(&rows, state.db.backend())?;
-    if from_end {
+    if page.from_end() {
         out.reverse();
     }
     Ok(out)
 }
 
-/// Appends ` ORDER BY …` with nulls first in ascending order (as the reference's MySQL does) and
-/// `id` as the tie-break in the same direction.
-pub(crate) fn push_order(
-    sql: &mut Sql,
-    meta: &ModelMeta,
-    alias: &str,
-    field: usize,
-    descending: bool,
-) {
-    let dir = if descending { " DESC" } else { " ASC" };
+/// Appends ` ORDER BY …` with nulls first in ascending order (as the reference's MySQL does).
+pub(crate) fn push_order(sql: &mut Sql, meta: &ModelMeta, alias: &str, order: &Order) {
     sql.push(" ORDER BY ");
-    if field != meta.id {
-        sql.col(alias, meta.fields[field].name)
-            .push(dir)
-            .push(if descending {
-                " NULLS LAST, "
-            } else {
-                " NULLS FIRST, "
-            });
-    }
-    sql.col(alias, meta.fields[meta.id].name).push(dir);
+    sql.join(&order.0, ", ", |s, &(field, desc)| {
+        s.col(alias, meta.fields[field].name);
+        s.push(match (desc, field == meta.id) {
+            (false, true) => " ASC",
+            (true, true) => " DESC",
+            (false, false) => " ASC NULLS FIRST",
+            (true, false) => " DESC NULLS LAST",
+        });
+    });
 }
 
-/// Appends ` AND <row key is greater/less than the cursor node's key>`. An unknown cursor id
-/// matches nothing. Nulls count as the smallest values.
-fn push_cursor(sql: &mut Sql, meta: &ModelMeta, field: usize, cursor: &str, greater: bool) {
-    let id = meta.fields[meta.id].name;
+/// Appends ` AND <row comes after (or before) the cursor node in `order`>`: the order keys are
+/// compared lexicographically, nulls counting as the smallest values. An unknown cursor id
+/// matches nothing.
+fn push_cursor(sql: &mut Sql, meta: &ModelMeta, alias: &str, order: &Order, cursor: &str, after: bool) {
     sql.push(" AND EXISTS (SELECT 1 FROM ")
         .ident(meta.table)
         .push(" AS c WHERE ")
-        .col("c", id)
+        .col("c", meta.fields[meta.id].name)
         .push(" = ")
         .bind(sea_orm::Value::String(Some(cursor.to_owned())))
-        .push(" AND (");
-    let (cmp, id_cmp) = if greater {
-        (" > ", " > ")
-    } else {
-        (" < ", " < ")
+        .push(" AND ");
+    push_beyond(sql, meta, alias, &order.0, after);
+    sql.push(")");
+}
+
+/// `key0 beyond OR (key0 same AND (key1 beyond OR …))`, ending with the id key.
+fn push_beyond(sql: &mut Sql, meta: &ModelMeta, alias: &str, keys: &[(usize, bool)], after: bool) {
+    let Some((&(field, desc), rest)) = keys.split_first() else {
+        sql.push("1=0");
+        return;
     };
-    if field != meta.id {
-        let f = meta.fields[field].name;
-        // Strictly beyond on the order field: a null sorts before every value.
-        if greater {
-            sql.push("(")
-                .col("c", f)
-                .push(" IS NULL AND ")
-                .col("t0", f)
-                .push(" IS NOT NULL) OR ");
-        } else {
-            sql.push("(")
-                .col("t0", f)
-                .push(" IS NULL AND ")
-                .col("c", f)
-                .push(" IS NOT NULL) OR ");
-        }
-        sql.col("t0", f).push(cmp).col("c", f).push(" OR ((");
-        sql.col("t0", f);
-        sql.push(match sql.backend() {
-            Backend::Sqlite => " IS ",
-            Backend::Postgres => " IS NOT DISTINCT FROM ",
-        });
-        sql.col("c", f).push(") AND ");
-        sql.col("t0", id).push(id_cmp).col("c", id).push(")");
+    let f = meta.fields[field].name;
+    let greater = after != desc;
+    sql.push("(");
+    if field == meta.id {
+        sql.col(alias, f).push(if greater { " > " } else { " < " }).col("c", f);
     } else {
-        sql.col("t0", id).push(id_cmp).col("c", id);
+        let (low, high) = if greater { ("c", alias) } else { (alias, "c") };
+        // Strictly beyond on this key: a null sorts before every value.
+        sql.push("(")
+            .col(low, f)
+            .push(" IS NULL AND ")
+            .col(high, f)
+            .push(" IS NOT NULL) OR ")
+            .col(high, f)
+            .push(" > ")
+            .col(low, f);
+        if !rest.is_empty() {
+            sql.push(" OR (").col(alias, f);
+            sql.push(match sql.backend() {
+                Backend::Sqlite => " IS ",
+                Backend::Postgres => " IS NOT DISTINCT FROM ",
+            });
+            sql.col("c", f).push(" AND ");
+            push_beyond(sql, meta, alias, rest, after);
+            sql.push(")");
+        }
     }
-    sql.push("))");
+    sql.push(")");
 }
 
 /// `_all<Plural>Meta(…) { count }`: counts the nodes matching `filter`; the other arguments are
@@ -204,12 +293,13 @@ pub async fn count<R: Record>(
 ) -> async_graphql::Result<QueryMeta> {
     let state = State::of(ctx);
     let meta = R::META;
+    let filter = args.count_filter()?;
     let mut sql = state.db.sql();
     sql.push("SELECT COUNT(*) FROM ")
         .ident(meta.table)
         .push(" AS t0 WHERE ");
-    match &args.filter {
-        Some(f) => render(&f.cond, meta, "t0", &mut sql),
+    match &filter {
+        Some(f) => render(f, meta, "t0", &mut sql),
         None => {
             sql.push("1=1");
         }

@@ -13,9 +13,12 @@ use crate::value::{DateTime, Json, Val};
     message = "`{Self}` is not a svc model type",
     note = "model types are generated from `types.graphql` by `svc_generator`"
 )]
-pub trait Record: Sized + Send + Sync + 'static {
+pub trait Record: Sized + Clone + Send + Sync + 'static {
     /// The model's data table.
     const META: &'static ModelMeta;
+
+    /// The node's id.
+    fn id(&self) -> &str;
 
     /// Builds the record from a row selected with the columns of `META.fields`, in order.
     fn decode(row: &QueryResult, backend: Backend) -> Result<Self, DbErr>;

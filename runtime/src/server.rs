@@ -33,6 +33,7 @@ pub struct Service<Q, M> {
     /// Root fields whose type is non-null (`all<Plural>`, `_all<Plural>Meta`): when one of them
     /// fails, `data` as a whole is `null`, as GraphQL's null propagation requires.
     non_null_roots: Vec<String>,
+    state: Arc<State>,
 }
 
 impl<Q, M> Service<Q, M>
@@ -58,6 +59,7 @@ where
             service_id,
             alias,
             non_null_roots,
+            state,
         }
     }
 
@@ -262,10 +264,15 @@ where
             "error": format!("Syntax error while parsing GraphQL query. {}", err.message),
         });
     }
-    let request = request.data(RequestCx {
-        request_id: request_id.to_owned(),
-        statements: counter.clone(),
-    });
+    let request = request
+        .data(RequestCx {
+            request_id: request_id.to_owned(),
+            statements: counter.clone(),
+        })
+        .data(crate::related::loaders(
+            service.state.clone(),
+            counter.clone(),
+        ));
     let response = service.schema.execute(request).await;
     let validation_failed = matches!(response.data, Value::Null)
         && !response.errors.is_empty()

@@ -1,13 +1,19 @@
-//! Mutations: `create<T>`, `update<T>`, `updateOrCreate<T>`, `delete<T>`. Each runs in one
-//! database transaction and returns the node as stored (re-read through `RETURNING`).
+//! Mutations: `create<T>`, `update<T>`, `updateOrCreate<T>`, `delete<T>`, the relation
+//! mutations, and the `deleteMany`/`updateMany` extensions. Each runs in one database
+//! transaction, however deeply its arguments nest, and returns the node as stored.
 
-use async_graphql::{Context, ID};
+use async_graphql::{Context, ID, SimpleObject};
 use chrono::Utc;
-use sea_orm::DatabaseTransaction;
+use sea_orm::{DatabaseTransaction, QueryResult};
 
+use crate::edges::{
+    Tx, check_id, connect, delete_nodes, disconnect_except, disconnect_pair, verify_exist,
+};
 use crate::error::{ApiError, ApiResult};
+use crate::filter::{Filter, render};
 use crate::meta::{FieldMeta, Kind, ModelMeta};
-use crate::read::find_by;
+use crate::nested::{RelArg, Write};
+use crate::read::{find_by, push_select};
 use crate::record::Record;
 use crate::state::{State, request_counter};
 use crate::storage::{Backend, Exec, Sql, to_db, unique_violation};
@@ -16,37 +22,39 @@ use crate::value::{Val, cuid, is_valid_id};
 /// Longest text a String, Json or list field may hold (the reference's "256KB").
 pub const MAX_TEXT_CHARS: usize = 262_144;
 
-/// Mutation arguments: `(field index, value)`; `None` = absent, `Some(Val::Null)` = explicit null.
-pub type Args = Vec<(usize, Option<Val>)>;
-
-/// `create<T>(…)`.
-pub async fn create<R: Record>(ctx: &Context<'_>, args: Args) -> async_graphql::Result<Option<R>> {
+/// Runs `body` in one transaction of the request: committed when it succeeds, rolled back (by
+/// dropping the transaction) when it fails.
+async fn in_transaction<T>(
+    ctx: &Context<'_>,
+    body: impl AsyncFnOnce(&Tx<'_>) -> ApiResult<T>,
+) -> ApiResult<T> {
     let state = State::of(ctx);
-    let tx = state.db.begin().await.map_err(ApiError::from)?;
+    let tx: DatabaseTransaction = state.db.begin().await?;
     let exec = Exec {
         conn: &tx,
         counter: request_counter(ctx),
     };
-    let node = insert::<R>(&exec, args).await?;
-    tx.commit().await.map_err(ApiError::from)?;
-    Ok(Some(node))
+    let out = body(&exec).await?;
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// `create<T>(…)`.
+pub async fn create<R: Record>(ctx: &Context<'_>, args: Write) -> async_graphql::Result<Option<R>> {
+    let backend = State::of(ctx).db.backend();
+    let row = in_transaction(ctx, async |tx| insert_node(tx, R::META, args, None).await).await?;
+    Ok(Some(R::decode(&row, backend).map_err(ApiError::from)?))
 }
 
 /// `update<T>(id, …)`.
 pub async fn update<R: Record>(
     ctx: &Context<'_>,
     id: ID,
-    args: Args,
+    args: Write,
 ) -> async_graphql::Result<Option<R>> {
-    let state = State::of(ctx);
-    let tx = state.db.begin().await.map_err(ApiError::from)?;
-    let exec = Exec {
-        conn: &tx,
-        counter: request_counter(ctx),
-    };
-    let node = modify::<R>(&exec, &id, args).await?;
-    tx.commit().await.map_err(ApiError::from)?;
-    Ok(Some(node))
+    let backend = State::of(ctx).db.backend();
+    let row = in_transaction(ctx, async |tx| update_node(tx, R::META, &id, args).await).await?;
+    Ok(Some(R::decode(&row, backend).map_err(ApiError::from)?))
 }
 
 /// `updateOrCreate<T>(update: {id, …}, create: {…})`: updates the node `update.id` if it exists,
@@ -54,62 +62,161 @@ pub async fn update<R: Record>(
 pub async fn update_or_create<R: Record>(
     ctx: &Context<'_>,
     id: ID,
-    update: Args,
-    create: Args,
+    update: Write,
+    create: Write,
 ) -> async_graphql::Result<Option<R>> {
-    let state = State::of(ctx);
-    let tx = state.db.begin().await.map_err(ApiError::from)?;
-    let exec = Exec {
-        conn: &tx,
-        counter: request_counter(ctx),
-    };
-    let exists = is_valid_id(&id)
-        && find_by::<R, _>(&exec, R::META.id, &Val::String(id.to_string()))
-            .await?
-            .is_some();
-    let node = if exists {
-        modify::<R>(&exec, &id, update).await?
-    } else {
-        insert::<R>(&exec, create).await?
-    };
-    tx.commit().await.map_err(ApiError::from)?;
-    Ok(Some(node))
+    let backend = State::of(ctx).db.backend();
+    let row = in_transaction(ctx, async |tx| {
+        let exists = is_valid_id(&id)
+            && find_by::<R, _>(tx, R::META.id, &Val::String(id.to_string()))
+                .await?
+                .is_some();
+        if exists {
+            update_node(tx, R::META, &id, update).await
+        } else {
+            insert_node(tx, R::META, create, None).await
+        }
+    })
+    .await?;
+    Ok(Some(R::decode(&row, backend).map_err(ApiError::from)?))
 }
 
 /// `delete<T>(id)`: returns the node as it was.
 pub async fn delete<R: Record>(ctx: &Context<'_>, id: ID) -> async_graphql::Result<Option<R>> {
     let meta = R::META;
     check_id(&id)?;
-    let state = State::of(ctx);
-    let tx = state.db.begin().await.map_err(ApiError::from)?;
-    let exec = Exec {
-        conn: &tx,
-        counter: request_counter(ctx),
-    };
-    let backend = state.db.backend();
-    let mut sql = Sql::new(backend);
-    sql.push("DELETE FROM ")
-        .ident(meta.table)
-        .push(" WHERE ")
-        .ident(meta.fields[meta.id].name)
-        .push(" = ")
-        .bind(sea_orm::Value::String(Some(id.to_string())));
-    push_returning(&mut sql, meta);
-    let row = exec.one(sql).await.map_err(ApiError::from)?;
-    let Some(row) = row else {
-        return Err(not_found(meta, &id).into());
-    };
-    let node = R::decode(&row, backend).map_err(ApiError::from)?;
-    tx.commit().await.map_err(ApiError::from)?;
+    let node = in_transaction(ctx, async |tx| {
+        let node = find_by::<R, _>(tx, meta.id, &Val::String(id.to_string()))
+            .await?
+            .ok_or_else(|| not_found(meta, &id))?;
+        delete_nodes(tx, meta, vec![id.to_string()]).await?;
+        Ok(node)
+    })
+    .await?;
     Ok(Some(node))
 }
 
-fn check_id(id: &str) -> ApiResult<()> {
-    if is_valid_id(id) {
-        Ok(())
-    } else {
-        Err(ApiError::IdIsInvalid(id.to_owned()))
+/// `_BatchPayload { count }`: how many nodes a `deleteMany`/`updateMany` touched.
+#[derive(Debug, Clone, Copy, SimpleObject)]
+#[graphql(name = "_BatchPayload")]
+pub struct BatchPayload {
+    #[graphql(name = "count")]
+    pub count: i32,
+}
+
+/// Appends `SELECT t0.id FROM <table> AS t0 WHERE <filter>`.
+fn push_matching_ids<R: Record>(sql: &mut Sql, filter: &Option<Filter<R>>) {
+    let meta = R::META;
+    sql.push("SELECT ")
+        .col("t0", meta.fields[meta.id].name)
+        .push(" FROM ")
+        .ident(meta.table)
+        .push(" AS t0 WHERE ");
+    match filter {
+        Some(f) => render(&f.cond, meta, "t0", sql),
+        None => {
+            sql.push("1=1");
+        }
     }
+}
+
+/// `deleteMany<Plural>(filter)` (extension): deletes every matching node, following cascades
+/// and honouring required relations, in one transaction.
+pub async fn delete_many<R: Record>(
+    ctx: &Context<'_>,
+    filter: Option<Filter<R>>,
+) -> async_graphql::Result<BatchPayload> {
+    if let Some(f) = &filter {
+        f.cond.check()?;
+    }
+    let count = in_transaction(ctx, async |tx| {
+        let mut sql = Sql::new(tx.backend());
+        push_matching_ids::<R>(&mut sql, &filter);
+        let ids = tx
+            .all(sql)
+            .await?
+            .iter()
+            .map(|r| r.try_get_by_index::<String>(0).map_err(ApiError::from))
+            .collect::<ApiResult<Vec<_>>>()?;
+        let count = ids.len();
+        delete_nodes(tx, R::META, ids).await?;
+        Ok(count)
+    })
+    .await?;
+    Ok(BatchPayload {
+        count: i32::try_from(count).unwrap_or(i32::MAX),
+    })
+}
+
+/// `updateMany<Plural>(filter, data)` (extension): sets the given scalar fields on every
+/// matching node in one statement.
+pub async fn update_many<R: Record>(
+    ctx: &Context<'_>,
+    filter: Option<Filter<R>>,
+    data: Vec<(usize, Option<Val>)>,
+) -> async_graphql::Result<BatchPayload> {
+    let meta = R::META;
+    if let Some(f) = &filter {
+        f.cond.check()?;
+    }
+    let sets = scalar_sets(meta, data)?;
+    let count = in_transaction(ctx, async |tx| {
+        let mut sql = Sql::new(tx.backend());
+        sql.push("UPDATE ").ident(meta.table).push(" SET ");
+        push_sets(&mut sql, meta, &sets);
+        sql.push(" WHERE ")
+            .ident(meta.fields[meta.id].name)
+            .push(" IN (");
+        push_matching_ids::<R>(&mut sql, &filter);
+        sql.push(")");
+        tx.execute(sql).await.map_err(|e| write_error(e, meta))
+    })
+    .await?;
+    Ok(BatchPayload {
+        count: i32::try_from(count).unwrap_or(i32::MAX),
+    })
+}
+
+/// Which relation mutation to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RelOp {
+    AddTo,
+    RemoveFrom,
+    Set,
+    Unset,
+}
+
+/// `addTo<R>`, `removeFrom<R>`, `set<R>`, `unset<R>`: `field` is the side-A field of the
+/// relation (on `A`); `b_id` is the B node (`<aName>Id`), `a_id` the A node (`<bName>Id`).
+/// Returns the A and B nodes after the change.
+pub async fn relate<A: Record, B: Record>(
+    ctx: &Context<'_>,
+    field: usize,
+    op: RelOp,
+    b_id: ID,
+    a_id: ID,
+) -> async_graphql::Result<(Option<A>, Option<B>)> {
+    let f = &A::META.relations[field];
+    check_id(&b_id)?;
+    check_id(&a_id)?;
+    let (b, a) = (b_id.to_string(), a_id.to_string());
+    let nodes = in_transaction(ctx, async |tx| {
+        match op {
+            RelOp::AddTo | RelOp::Set => {
+                verify_exist(tx, B::META, std::slice::from_ref(&b)).await?;
+                verify_exist(tx, A::META, std::slice::from_ref(&a)).await?;
+                connect(tx, A::META, field, &a, std::slice::from_ref(&b)).await?;
+            }
+            RelOp::RemoveFrom | RelOp::Unset => disconnect_pair(tx, f, &a, &b).await?,
+        }
+        let Some(a_node) = find_by::<A, _>(tx, A::META.id, &Val::String(a.clone())).await? else {
+            return Err(ApiError::NodeNotFound(a.clone()));
+        };
+        let b_node = find_by::<B, _>(tx, B::META.id, &Val::String(b.clone())).await?;
+        Ok((Some(a_node), b_node))
+    })
+    .await?;
+    Ok(nodes)
 }
 
 fn not_found(meta: &ModelMeta, id: &str) -> ApiError {
@@ -119,13 +226,95 @@ fn not_found(meta: &ModelMeta, id: &str) -> ApiError {
     }
 }
 
-/// Inserts a node inside `exec`'s transaction: absent arguments take their defaults.
-pub(crate) async fn insert<R: Record>(
-    exec: &Exec<'_, DatabaseTransaction>,
-    args: Args,
-) -> ApiResult<R> {
-    let meta = R::META;
-    let backend = exec.backend();
+/// 3032 before anything is written: every required to-one field of a new node must be given by
+/// `<f>Id`, a nested create, or the parent a nested create comes from (`parent_field`).
+fn check_required(meta: &ModelMeta, write: &Write, parent_field: Option<usize>) -> ApiResult<()> {
+    for (i, f) in meta.relations.iter().enumerate() {
+        if f.list || !f.required || Some(i) == parent_field {
+            continue;
+        }
+        if !write.rels.iter().any(|r| r.field == i && r.connects_any()) {
+            return Err(ApiError::RelationIsRequired {
+                field: f.name,
+                model: meta.name,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Creates a node with its relation arguments; `parent` is the relation field (of `meta`) and
+/// node a nested create comes through. Returns the inserted row.
+async fn insert_node(
+    tx: &Tx<'_>,
+    meta: &'static ModelMeta,
+    write: Write,
+    parent: Option<(usize, String)>,
+) -> ApiResult<QueryResult> {
+    check_required(meta, &write, parent.as_ref().map(|p| p.0))?;
+    let row = insert_row(tx, meta, write.values).await?;
+    let id: String = row.try_get_by_index(meta.id).map_err(ApiError::from)?;
+    if let Some((field, parent_id)) = parent {
+        connect(tx, meta, field, &id, &[parent_id]).await?;
+    }
+    apply_relations(tx, meta, &id, write.rels, false).await?;
+    Ok(row)
+}
+
+/// Updates a node's scalars and relations; relation arguments replace what the field held.
+async fn update_node(
+    tx: &Tx<'_>,
+    meta: &'static ModelMeta,
+    id: &str,
+    write: Write,
+) -> ApiResult<QueryResult> {
+    check_id(id)?;
+    let row = modify_row(tx, meta, id, write.values).await?;
+    apply_relations(tx, meta, id, write.rels, true).await?;
+    Ok(row)
+}
+
+/// Connects, replaces and creates what the relation arguments of node `id` say.
+async fn apply_relations(
+    tx: &Tx<'_>,
+    meta: &'static ModelMeta,
+    id: &str,
+    rels: Vec<RelArg>,
+    replace: bool,
+) -> ApiResult<()> {
+    for rel in rels {
+        let field = &meta.relations[rel.field];
+        if rel.ids.is_none() && rel.nested.is_none() {
+            continue;
+        }
+        if replace {
+            let keep = rel.ids.clone().unwrap_or_default();
+            disconnect_except(tx, meta, rel.field, id, &keep).await?;
+        }
+        if let Some(ids) = &rel.ids {
+            verify_exist(tx, field.target, ids).await?;
+            connect(tx, meta, rel.field, id, ids).await?;
+        }
+        for nested in rel.nested.into_iter().flatten() {
+            Box::pin(insert_node(
+                tx,
+                field.target,
+                nested,
+                Some((field.back, id.to_owned())),
+            ))
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Inserts a row: absent arguments take their defaults.
+async fn insert_row(
+    tx: &Tx<'_>,
+    meta: &'static ModelMeta,
+    args: Vec<(usize, Option<Val>)>,
+) -> ApiResult<QueryResult> {
+    let backend = tx.backend();
     let now = Val::DateTime(truncate_now());
     let mut values: Vec<Val> = vec![Val::Null; meta.fields.len()];
     for (i, field) in meta.fields.iter().enumerate() {
@@ -172,24 +361,18 @@ pub(crate) async fn insert<R: Record>(
     });
     sql.push(")");
     push_returning(&mut sql, meta);
-    let row = exec
-        .one(sql)
+    tx.one(sql)
         .await
         .map_err(|e| write_error(e, meta))?
-        .ok_or_else(|| ApiError::Internal("insert returned no row".into()))?;
-    Ok(R::decode(&row, backend)?)
+        .ok_or_else(|| ApiError::Internal("insert returned no row".into()))
 }
 
-/// Updates the scalar fields given in `args` of node `id` inside `exec`'s transaction.
-pub(crate) async fn modify<R: Record>(
-    exec: &Exec<'_, DatabaseTransaction>,
-    id: &str,
-    args: Args,
-) -> ApiResult<R> {
-    let meta = R::META;
-    check_id(id)?;
-    let backend = exec.backend();
-    let mut sets: Vec<(usize, Val)> = Vec::with_capacity(args.len() + 1);
+/// Checks the scalar values of an update: 3020 for null in a required field, 3007, 3037.
+fn scalar_sets(
+    meta: &'static ModelMeta,
+    args: Vec<(usize, Option<Val>)>,
+) -> ApiResult<Vec<(usize, Val)>> {
+    let mut sets: Vec<(usize, Val)> = Vec::with_capacity(args.len());
     for (i, arg) in args {
         let field = &meta.fields[i];
         match arg {
@@ -203,29 +386,50 @@ pub(crate) async fn modify<R: Record>(
             }
         }
     }
-    let id_val = Val::String(id.to_owned());
-    if sets.is_empty() {
-        return find_by::<R, _>(exec, meta.id, &id_val)
-            .await?
-            .ok_or_else(|| not_found(meta, id));
-    }
-    sets.push((meta.updated_at, Val::DateTime(truncate_now())));
-    let mut sql = Sql::new(backend);
-    sql.push("UPDATE ").ident(meta.table).push(" SET ");
-    sql.join(&sets, ", ", |s, (i, v)| {
-        let f = &meta.fields[*i];
+    Ok(sets)
+}
+
+/// Appends `"f" = ?, …, "updatedAt" = ?`.
+fn push_sets(sql: &mut Sql, meta: &ModelMeta, sets: &[(usize, Val)]) {
+    let backend = sql.backend();
+    let now = Val::DateTime(truncate_now());
+    let all = sets
+        .iter()
+        .map(|(i, v)| (*i, v))
+        .chain([(meta.updated_at, &now)]);
+    sql.join(all, ", ", |s, (i, v)| {
+        let f = &meta.fields[i];
         s.ident(f.name).push(" = ").bind(to_db(v, f, backend));
     });
-    sql.push(" WHERE ")
-        .ident(meta.fields[meta.id].name)
-        .push(" = ")
-        .bind(sea_orm::Value::String(Some(id.to_owned())));
-    push_returning(&mut sql, meta);
-    let row = exec.one(sql).await.map_err(|e| write_error(e, meta))?;
-    match row {
-        Some(row) => Ok(R::decode(&row, backend)?),
-        None => Err(not_found(meta, id)),
+}
+
+/// Updates the scalar fields given in `args` of node `id` and returns the row (3002 when there
+/// is no such node).
+async fn modify_row(
+    tx: &Tx<'_>,
+    meta: &'static ModelMeta,
+    id: &str,
+    args: Vec<(usize, Option<Val>)>,
+) -> ApiResult<QueryResult> {
+    let sets = scalar_sets(meta, args)?;
+    let mut sql = Sql::new(tx.backend());
+    let id_col = meta.fields[meta.id].name;
+    if sets.is_empty() {
+        push_select(&mut sql, meta, "t0");
+        sql.push(" WHERE ").col("t0", id_col).push(" = ");
+    } else {
+        sql.push("UPDATE ").ident(meta.table).push(" SET ");
+        push_sets(&mut sql, meta, &sets);
+        sql.push(" WHERE ").ident(id_col).push(" = ");
     }
+    sql.bind(sea_orm::Value::String(Some(id.to_owned())));
+    if !sets.is_empty() {
+        push_returning(&mut sql, meta);
+    }
+    tx.one(sql)
+        .await
+        .map_err(|e| write_error(e, meta))?
+        .ok_or_else(|| not_found(meta, id))
 }
 
 /// Appends ` RETURNING <all columns>` in select order.

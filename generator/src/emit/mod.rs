@@ -159,3 +159,94 @@ pub(crate) fn columns(model: &Model, ty: TypeId) -> Vec<Column<'_>> {
 pub(crate) fn column_index(columns: &[Column<'_>], name: &str) -> usize {
     columns.iter().position(|c| c.name == name).unwrap_or(0)
 }
+
+/// One relation field of a model, with what the emitters need to know about its relation.
+pub(crate) struct RelField<'a> {
+    /// Position among the model's relation fields (the index in `ModelMeta::relations`).
+    pub index: usize,
+    pub field: &'a Field,
+    pub relation: crate::model::RelationId,
+    pub target: TypeId,
+    /// This field is side A of its relation (always true for a self relation on one field).
+    pub side_a: bool,
+    /// A self relation declared on this one field.
+    pub symmetric: bool,
+    /// Position of the field on the other side among the target's relation fields.
+    pub back: usize,
+}
+
+/// The relation fields of `ty`, in declaration order.
+pub(crate) fn rel_fields(model: &Model, ty: TypeId) -> Vec<RelField<'_>> {
+    model
+        .ty(ty)
+        .relation_fields()
+        .enumerate()
+        .filter_map(|(index, (field_idx, field))| {
+            let FieldKind::Relation { relation, target } = field.kind else {
+                return None;
+            };
+            let rel = model.relation(relation);
+            let here = crate::model::RelationEnd {
+                ty,
+                field: field_idx,
+            };
+            let side_a = rel.a == here;
+            let other = if side_a { rel.b } else { rel.a };
+            let back = model
+                .ty(other.ty)
+                .relation_fields()
+                .position(|(i, _)| i == other.field)
+                .unwrap_or(0);
+            Some(RelField {
+                index,
+                field,
+                relation,
+                target,
+                side_a,
+                symmetric: rel.is_single_field_self(),
+                back,
+            })
+        })
+        .collect()
+}
+
+/// Whether the nested create input `<Owner><field><Related>` exists: the related model has
+/// something to write besides the back relation.
+pub(crate) fn has_nested_create(model: &Model, rel: &RelField<'_>) -> bool {
+    let target = model.ty(rel.target);
+    let scalars = target
+        .column_fields()
+        .any(|(_, f)| f.is_writable());
+    scalars || rel_fields(model, rel.target).len() > 1
+}
+
+/// The Rust type of the nested create input through `rel` of `ty`.
+pub(crate) fn nested_type(ty: TypeId, rel: &RelField<'_>) -> TokenStream {
+    let rt = rt();
+    let m = ty.0 as usize;
+    let f = rel.index;
+    quote!(#rt::NestedCreate<Service, #m, #f>)
+}
+
+/// The eight arguments of a list field (the reference's seven plus `orderByList`) as method
+/// parameters, for records of type `record`.
+pub(crate) fn list_params(record: &TokenStream) -> TokenStream {
+    let rt = rt();
+    quote! {
+        #[graphql(name = "filter")] filter: ::core::option::Option<#rt::Filter<#record>>,
+        #[graphql(name = "orderBy")] order_by: ::core::option::Option<#rt::OrderBy<#record>>,
+        #[graphql(name = "orderByList")]
+        order_by_list: ::core::option::Option<::std::vec::Vec<#rt::OrderBy<#record>>>,
+        #[graphql(name = "skip")] skip: ::core::option::Option<i32>,
+        #[graphql(name = "after")] after: ::core::option::Option<::std::string::String>,
+        #[graphql(name = "before")] before: ::core::option::Option<::std::string::String>,
+        #[graphql(name = "first")] first: ::core::option::Option<i32>,
+        #[graphql(name = "last")] last: ::core::option::Option<i32>,
+    }
+}
+
+/// The `ListArgs` value built from [`list_params`].
+pub(crate) fn list_args() -> TokenStream {
+    let rt = rt();
+    quote!(#rt::ListArgs { filter, order_by, order_by_list, skip, after, before, first, last })
+}

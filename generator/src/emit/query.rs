@@ -6,7 +6,8 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::{
-    column_index, columns, field_ident, gql_crate, meta_ident, rt, type_ident, value_type,
+    column_index, columns, field_ident, gql_crate, list_args, list_params, meta_ident, rt,
+    type_ident, value_type,
 };
 use crate::model::{Model, TypeId};
 use crate::naming;
@@ -58,20 +59,16 @@ fn list_field(model: &Model, ty: TypeId, meta: bool) -> TokenStream {
         )
     };
     let method = field_ident(&gql);
+    let params = list_params(&quote!(#record));
+    let args = list_args();
     quote! {
         #[graphql(name = #gql)]
         async fn #method(
             &self,
             ctx: &#rt::Context<'_>,
-            #[graphql(name = "filter")] filter: ::core::option::Option<#rt::Filter<#record>>,
-            #[graphql(name = "orderBy")] order_by: ::core::option::Option<#rt::OrderBy<#record>>,
-            #[graphql(name = "skip")] skip: ::core::option::Option<i32>,
-            #[graphql(name = "after")] after: ::core::option::Option<::std::string::String>,
-            #[graphql(name = "before")] before: ::core::option::Option<::std::string::String>,
-            #[graphql(name = "first")] first: ::core::option::Option<i32>,
-            #[graphql(name = "last")] last: ::core::option::Option<i32>,
+            #params
         ) -> #rt::Result<#output> {
-            #call(ctx, #rt::ListArgs { filter, order_by, skip, after, before, first, last }).await
+            #call(ctx, #args).await
         }
     }
 }

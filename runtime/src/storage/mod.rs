@@ -217,6 +217,27 @@ pub fn push_param(sql: &mut Sql, val: &Val, field: &FieldMeta) {
     }
 }
 
+/// Appends ` IN (<ids>)` with the ids bound as one JSON array parameter, so a batch of any size
+/// is one placeholder.
+pub fn push_id_list<'a>(sql: &mut Sql, ids: impl IntoIterator<Item = &'a str>) {
+    let list = serde_json::Value::Array(
+        ids.into_iter()
+            .map(|id| serde_json::Value::String(id.to_owned()))
+            .collect(),
+    );
+    let param = Value::String(Some(list.to_string()));
+    match sql.backend() {
+        Backend::Sqlite => {
+            sql.push(" IN (SELECT value FROM json_each(").bind(param).push("))");
+        }
+        Backend::Postgres => {
+            sql.push(" IN (SELECT json_array_elements_text(")
+                .bind(param)
+                .push("::json))");
+        }
+    }
+}
+
 /// Reads column `idx` of a result row as a `DateTime`.
 pub fn get_datetime(
     row: &QueryResult,
