@@ -11,15 +11,14 @@ pub use crate::__enum_conversions as enum_conversions;
 pub use crate::cli::ServiceDef;
 pub use crate::filter::{Filter, OrderBy};
 pub use crate::meta::{FieldMeta, Kind, Lit, ModelMeta, RelFieldMeta, RelationMeta, ServiceMeta};
+pub use crate::nested::{NestedCreate, RelArg, Write, rel, rel_ids};
 pub use crate::read::{ListArgs, QueryMeta, all, by_id, count, node_model, one};
 pub use crate::record::{
     Column, EnumValue, IntoVal, ListItem, Record, get, get_enum, get_opt, opt, req,
 };
+pub use crate::related::{to_many, to_many_count, to_one, to_one_required};
 pub use crate::storage::Backend;
 pub use crate::value::{DateTime, Json, Val};
-pub use crate::nested::{NestedCreate, RelArg, Write, rel, rel_ids};
-pub use crate::related::{to_many, to_many_count, to_one, to_one_required};
 pub use crate::write::{
-    BatchPayload, RelOp, create, delete, delete_many, relate, update, update_many,
-    update_or_create,
+    BatchPayload, RelOp, create, delete, delete_many, relate, update, update_many, update_or_create,
 };

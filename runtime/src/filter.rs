@@ -92,7 +92,9 @@ impl Cond {
     /// The first `f_some/f_every/f_none: null` in the tree, as error 3033.
     pub fn check(&self) -> Result<(), crate::error::ApiError> {
         match self {
-            Cond::NullToMany(name) => Err(crate::error::ApiError::FilterCannotBeNullOnToManyField(name)),
+            Cond::NullToMany(name) => Err(crate::error::ApiError::FilterCannotBeNullOnToManyField(
+                name,
+            )),
             Cond::All(items) | Cond::Any(items) => items.iter().try_for_each(Cond::check),
             Cond::Rel { cond, .. } => cond.check(),
             _ => Ok(()),

@@ -283,7 +283,8 @@ impl<S: ServiceDef, const M: usize, const F: usize> InputType for NestedCreate<S
     fn parse(value: Option<Value>) -> InputValueResult<Self> {
         let field = Self::field();
         let value = value.unwrap_or(Value::Null);
-        let write = parse_write(field.target, &value, field.back).map_err(InputValueError::custom)?;
+        let write =
+            parse_write(field.target, &value, field.back).map_err(InputValueError::custom)?;
         Ok(NestedCreate {
             write,
             _service: PhantomData,

@@ -129,13 +129,13 @@ pub(crate) struct Page {
 
 impl Page {
     /// With `last`, rows are read from the other end and reversed afterwards.
-    pub(crate) fn from_end(&self) -> bool {
+    pub(crate) fn reads_backwards(&self) -> bool {
         self.last.is_some()
     }
 
     /// The order rows are read in.
     pub(crate) fn read_order(&self) -> Order {
-        if self.from_end() {
+        if self.reads_backwards() {
             self.order.inverted()
         } else {
             self.order.clone()
@@ -214,7 +214,7 @@ async fn list<R: Record>(ctx: &Context<'_>, page: Page) -> ApiResult<Vec<R>> {
     };
     let rows = exec.all(sql).await?;
     let mut out = decode_all::<R>(&rows, state.db.backend())?;
-    if page.from_end() {
+    if page.reads_backwards() {
         out.reverse();
     }
     Ok(out)
@@ -237,7 +237,14 @@ pub(crate) fn push_order(sql: &mut Sql, meta: &ModelMeta, alias: &str, order: &O
 /// Appends ` AND <row comes after (or before) the cursor node in `order`>`: the order keys are
 /// compared lexicographically, nulls counting as the smallest values. An unknown cursor id
 /// matches nothing.
-fn push_cursor(sql: &mut Sql, meta: &ModelMeta, alias: &str, order: &Order, cursor: &str, after: bool) {
+fn push_cursor(
+    sql: &mut Sql,
+    meta: &ModelMeta,
+    alias: &str,
+    order: &Order,
+    cursor: &str,
+    after: bool,
+) {
     sql.push(" AND EXISTS (SELECT 1 FROM ")
         .ident(meta.table)
         .push(" AS c WHERE ")
@@ -259,7 +266,9 @@ fn push_beyond(sql: &mut Sql, meta: &ModelMeta, alias: &str, keys: &[(usize, boo
     let greater = after != desc;
     sql.push("(");
     if field == meta.id {
-        sql.col(alias, f).push(if greater { " > " } else { " < " }).col("c", f);
+        sql.col(alias, f)
+            .push(if greater { " > " } else { " < " })
+            .col("c", f);
     } else {
         let (low, high) = if greater { ("c", alias) } else { (alias, "c") };
         // Strictly beyond on this key: a null sorts before every value.

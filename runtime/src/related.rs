@@ -2,17 +2,20 @@
 //! `_postsMeta(…)`, resolved in batches so a nested selection costs one SQL statement per level
 //! and argument set, however many parent nodes there are.
 //!
-//! Every request carries its own [`DataLoader`] (no cache shared between requests). Resolvers
-//! enqueue `(query, parent id)` keys; the loader groups the keys of one batch by query and runs
-//! one statement per group. Pagination is applied in SQL per parent with a window function.
+//! Every request carries its own [`RelLoaders`] (nothing is cached between requests). A resolver
+//! enqueues its `(query, parent id)` key and waits. The first resolver of a batch leads it: it
+//! yields to the executor until a whole round adds no more keys (by then every sibling resolver
+//! of the same selection has enqueued its key), then runs one statement per distinct query and
+//! hands every waiter its rows. No timer is involved, so how fast the machine is does not change
+//! how many statements a request costs. Pagination is applied in SQL per parent with a window
+//! function.
 
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{Hash, Hasher};
-use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use async_graphql::Context;
-use async_graphql::dataloader::{DataLoader, Loader};
+use sea_orm::QueryResult;
+use tokio::sync::oneshot;
 
 use crate::error::{ApiError, ApiResult};
 use crate::filter::{Cond, Filter, render};
@@ -22,32 +25,30 @@ use crate::record::Record;
 use crate::state::State;
 use crate::storage::{Counter, Exec, Sql, push_id_list};
 
-/// The per-request batch loader of relation fields.
-pub struct RelLoader {
-    state: Arc<State>,
-    counter: Arc<Counter>,
-}
+/// Rounds without new keys after which a batch is complete.
+const QUIET_ROUNDS: u32 = 2;
 
-/// The request's loader, as stored in the request data.
-pub type RelLoaders = DataLoader<RelLoader>;
-
-/// A loader for one request.
-pub fn loaders(state: Arc<State>, counter: Arc<Counter>) -> RelLoaders {
-    DataLoader::new(RelLoader { state, counter }, tokio::spawn).max_batch_size(100_000)
-}
-
-/// What to read through one relation field, identified by a canonical text so equal requests
-/// from different parents land in one group.
+/// What one relation read asks for.
 #[derive(Debug)]
-struct RelQuery<Q> {
+enum Spec {
+    /// The related nodes, filtered, ordered and paginated.
+    Page(Page),
+    /// How many related nodes match the filter.
+    Count(Option<Cond>),
+}
+
+/// A read through one relation field, identified by a canonical text so equal requests from
+/// different parents land in one group.
+#[derive(Debug)]
+struct RelQuery {
     owner: &'static ModelMeta,
     field: usize,
-    spec: Q,
+    spec: Spec,
     canon: String,
 }
 
-impl<Q: std::fmt::Debug> RelQuery<Q> {
-    fn new(owner: &'static ModelMeta, field: usize, spec: Q) -> Arc<Self> {
+impl RelQuery {
+    fn new(owner: &'static ModelMeta, field: usize, spec: Spec) -> Arc<Self> {
         let canon = format!("{}.{}:{spec:?}", owner.name, field);
         Arc::new(RelQuery {
             owner,
@@ -62,56 +63,207 @@ impl<Q: std::fmt::Debug> RelQuery<Q> {
     }
 }
 
-/// One parent's share of a relation read. `R` is the related record type.
-pub struct RelKey<Q, R> {
-    query: Arc<RelQuery<Q>>,
-    parent: String,
-    _record: PhantomData<fn() -> R>,
+/// One parent's share of a batch.
+#[derive(Debug, Clone)]
+enum Loaded {
+    Rows(Arc<Vec<QueryResult>>),
+    Count(i32),
 }
 
-impl<Q, R> Clone for RelKey<Q, R> {
-    fn clone(&self) -> Self {
-        RelKey {
-            query: self.query.clone(),
-            parent: self.parent.clone(),
-            _record: PhantomData,
+type Reply = Result<Loaded, async_graphql::Error>;
+
+struct Waiter {
+    query: Arc<RelQuery>,
+    parent: String,
+    reply: oneshot::Sender<Reply>,
+}
+
+#[derive(Default)]
+struct Pending {
+    waiters: Vec<Waiter>,
+    /// A resolver is leading the current batch.
+    led: bool,
+}
+
+/// The per-request batch loader of relation fields.
+pub struct RelLoaders {
+    state: Arc<State>,
+    counter: Arc<Counter>,
+    pending: Mutex<Pending>,
+}
+
+/// A loader for one request.
+pub fn loaders(state: Arc<State>, counter: Arc<Counter>) -> Arc<RelLoaders> {
+    Arc::new(RelLoaders {
+        state,
+        counter,
+        pending: Mutex::new(Pending::default()),
+    })
+}
+
+impl RelLoaders {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Enqueues a read and waits for its share of the batch.
+    async fn load(&self, query: Arc<RelQuery>, parent: String) -> Reply {
+        let (reply, answer) = oneshot::channel();
+        let lead = {
+            let mut pending = self.lock();
+            pending.waiters.push(Waiter {
+                query,
+                parent,
+                reply,
+            });
+            !std::mem::replace(&mut pending.led, true)
+        };
+        if lead {
+            self.lead().await;
+        }
+        answer
+            .await
+            .unwrap_or_else(|_| Err(ApiError::Internal("relation batch dropped".into()).into()))
+    }
+
+    /// Waits until the siblings have enqueued their keys, then runs the batch.
+    async fn lead(&self) {
+        let mut seen = self.lock().waiters.len();
+        let mut quiet = 0;
+        while quiet < QUIET_ROUNDS {
+            tokio::task::yield_now().await;
+            let now = self.lock().waiters.len();
+            if now == seen {
+                quiet += 1;
+            } else {
+                seen = now;
+                quiet = 0;
+            }
+        }
+        let waiters = {
+            let mut pending = self.lock();
+            pending.led = false;
+            std::mem::take(&mut pending.waiters)
+        };
+        let mut groups: BTreeMap<String, (Arc<RelQuery>, Vec<String>)> = BTreeMap::new();
+        for w in &waiters {
+            let group = groups
+                .entry(w.query.canon.clone())
+                .or_insert_with(|| (w.query.clone(), Vec::new()));
+            if !group.1.contains(&w.parent) {
+                group.1.push(w.parent.clone());
+            }
+        }
+        let mut results: HashMap<String, Result<HashMap<String, Loaded>, async_graphql::Error>> =
+            HashMap::new();
+        for (canon, (query, parents)) in groups {
+            let parents: Vec<&str> = parents.iter().map(String::as_str).collect();
+            let result = self.run(&query, &parents).await.map_err(Into::into);
+            results.insert(canon, result);
+        }
+        for w in waiters {
+            let reply =
+                match results.get(w.query.canon.as_str()) {
+                    Some(Ok(found)) => Ok(found.get(&w.parent).cloned().unwrap_or_else(|| match w
+                        .query
+                        .spec
+                    {
+                        Spec::Page(_) => Loaded::Rows(Arc::new(Vec::new())),
+                        Spec::Count(_) => Loaded::Count(0),
+                    })),
+                    Some(Err(e)) => Err(e.clone()),
+                    None => Err(ApiError::Internal("relation batch lost a query".into()).into()),
+                };
+            // A waiter that went away (its request was cancelled) needs no answer.
+            let _ = w.reply.send(reply);
         }
     }
-}
 
-impl<Q, R> PartialEq for RelKey<Q, R> {
-    fn eq(&self, other: &Self) -> bool {
-        self.parent == other.parent && self.query.canon == other.query.canon
-    }
-}
-
-impl<Q, R> Eq for RelKey<Q, R> {}
-
-impl<Q, R> Hash for RelKey<Q, R> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.query.canon.hash(state);
-        self.parent.hash(state);
-    }
-}
-
-/// Groups a batch of keys by query, in a deterministic order.
-fn groups<Q, R>(keys: &[RelKey<Q, R>]) -> BTreeMap<&str, (&Arc<RelQuery<Q>>, Vec<&str>)> {
-    let mut out: BTreeMap<&str, (&Arc<RelQuery<Q>>, Vec<&str>)> = BTreeMap::new();
-    for key in keys {
-        out.entry(key.query.canon.as_str())
-            .or_insert_with(|| (&key.query, Vec::new()))
-            .1
-            .push(key.parent.as_str());
-    }
-    out
-}
-
-impl RelLoader {
     fn exec(&self) -> Exec<'_, sea_orm::DatabaseConnection> {
         Exec {
             conn: self.state.db.reader(),
             counter: &self.counter,
         }
+    }
+
+    /// One statement for every parent of a query.
+    async fn run(&self, query: &RelQuery, parents: &[&str]) -> ApiResult<HashMap<String, Loaded>> {
+        match &query.spec {
+            Spec::Page(page) => self.run_page(query.field(), page, parents).await,
+            Spec::Count(filter) => self.run_count(query.field(), filter, parents).await,
+        }
+    }
+
+    async fn run_page(
+        &self,
+        field: &RelFieldMeta,
+        page: &Page,
+        parents: &[&str],
+    ) -> ApiResult<HashMap<String, Loaded>> {
+        let target = field.target;
+        // SELECT * FROM (SELECT <cols>, j.own AS __p, ROW_NUMBER() OVER (…) AS __rn …) AS s
+        // WHERE __rn in (skip, skip + limit] ORDER BY __p, __rn
+        let mut sql = Sql::new(self.state.db.backend());
+        sql.push("SELECT * FROM (SELECT ");
+        push_columns(&mut sql, target, "t0");
+        sql.push(", ")
+            .col("j", field.own)
+            .push(" AS \"__p\", ROW_NUMBER() OVER (PARTITION BY ")
+            .col("j", field.own);
+        push_order(&mut sql, target, "t0", &page.read_order());
+        sql.push(") AS \"__rn\"");
+        push_join(&mut sql, field, parents);
+        sql.push(" AND ");
+        page.push_conditions(&mut sql, target, "t0");
+        let skip = i64::from(page.skip.unwrap_or(0));
+        let end = skip + i64::from(page.limit());
+        sql.push(") AS s WHERE \"__rn\" > ")
+            .push(&skip.to_string())
+            .push(" AND \"__rn\" <= ")
+            .push(&end.to_string())
+            .push(" ORDER BY \"__p\", \"__rn\"");
+        let rows = self.exec().all(sql).await?;
+        let parent_col = target.fields.len();
+        let mut by_parent: HashMap<String, Vec<QueryResult>> = HashMap::new();
+        for row in rows {
+            let parent: String = row.try_get_by_index(parent_col)?;
+            by_parent.entry(parent).or_default().push(row);
+        }
+        Ok(by_parent
+            .into_iter()
+            .map(|(parent, mut rows)| {
+                if page.reads_backwards() {
+                    rows.reverse();
+                }
+                (parent, Loaded::Rows(Arc::new(rows)))
+            })
+            .collect())
+    }
+
+    async fn run_count(
+        &self,
+        field: &RelFieldMeta,
+        filter: &Option<Cond>,
+        parents: &[&str],
+    ) -> ApiResult<HashMap<String, Loaded>> {
+        let mut sql = Sql::new(self.state.db.backend());
+        sql.push("SELECT ").col("j", field.own).push(", COUNT(*)");
+        push_join(&mut sql, field, parents);
+        if let Some(filter) = filter {
+            sql.push(" AND ");
+            render(filter, field.target, "t0", &mut sql);
+        }
+        sql.push(" GROUP BY ").col("j", field.own);
+        let mut out = HashMap::new();
+        for row in self.exec().all(sql).await? {
+            let parent: String = row.try_get_by_index(0)?;
+            let count: i64 = row.try_get_by_index(1)?;
+            out.insert(
+                parent,
+                Loaded::Count(i32::try_from(count).unwrap_or(i32::MAX)),
+            );
+        }
+        Ok(out)
     }
 }
 
@@ -131,116 +283,26 @@ fn push_join(sql: &mut Sql, field: &RelFieldMeta, parents: &[&str]) {
     push_id_list(sql, parents.iter().copied());
 }
 
-impl<R: Record> Loader<RelKey<Page, R>> for RelLoader {
-    type Value = Vec<R>;
-    type Error = async_graphql::Error;
-
-    async fn load(
-        &self,
-        keys: &[RelKey<Page, R>],
-    ) -> Result<HashMap<RelKey<Page, R>, Vec<R>>, Self::Error> {
-        let backend = self.state.db.backend();
-        let mut found: HashMap<(&str, String), Vec<R>> = HashMap::new();
-        for (canon, (query, parents)) in groups(keys) {
-            let field = query.field();
-            let target = field.target;
-            let page = &query.spec;
-            // SELECT * FROM (SELECT <cols>, j.own AS __p, ROW_NUMBER() OVER (…) AS __rn …) AS s
-            // WHERE __rn in (skip, skip + limit] ORDER BY __p, __rn
-            let mut sql = Sql::new(backend);
-            sql.push("SELECT * FROM (SELECT ");
-            push_columns(&mut sql, target, "t0");
-            sql.push(", ")
-                .col("j", field.own)
-                .push(" AS \"__p\", ROW_NUMBER() OVER (PARTITION BY ")
-                .col("j", field.own);
-            push_order(&mut sql, target, "t0", &page.read_order());
-            sql.push(") AS \"__rn\"");
-            push_join(&mut sql, field, &parents);
-            sql.push(" AND ");
-            page.push_conditions(&mut sql, target, "t0");
-            let skip = i64::from(page.skip.unwrap_or(0));
-            let end = skip + i64::from(page.limit());
-            sql.push(") AS s WHERE \"__rn\" > ")
-                .push(&skip.to_string())
-                .push(" AND \"__rn\" <= ")
-                .push(&end.to_string())
-                .push(" ORDER BY \"__p\", \"__rn\"");
-            let rows = self.exec().all(sql).await.map_err(ApiError::from)?;
-            let parent_col = target.fields.len();
-            for row in &rows {
-                let parent: String = row
-                    .try_get_by_index(parent_col)
-                    .map_err(ApiError::from)?;
-                let node = R::decode(row, backend).map_err(ApiError::from)?;
-                found.entry((canon, parent)).or_default().push(node);
-            }
-            if page.from_end() {
-                for ((c, _), nodes) in found.iter_mut() {
-                    if *c == canon {
-                        nodes.reverse();
-                    }
-                }
-            }
-        }
-        Ok(keys
+/// Reads the related nodes of `parent` through `field`.
+async fn load_page<P: Record, R: Record>(
+    ctx: &Context<'_>,
+    parent: &P,
+    field: usize,
+    page: Page,
+) -> async_graphql::Result<Vec<R>> {
+    let query = RelQuery::new(P::META, field, Spec::Page(page));
+    let backend = State::of(ctx).db.backend();
+    match loader(ctx)?.load(query, parent.id().to_owned()).await? {
+        Loaded::Rows(rows) => Ok(rows
             .iter()
-            .map(|k| {
-                let nodes = found
-                    .remove(&(k.query.canon.as_str(), k.parent.clone()))
-                    .unwrap_or_default();
-                (k.clone(), nodes)
-            })
-            .collect())
+            .map(|row| R::decode(row, backend).map_err(ApiError::from))
+            .collect::<ApiResult<Vec<R>>>()?),
+        Loaded::Count(_) => Err(ApiError::Internal("a page read returned a count".into()).into()),
     }
 }
 
-/// The filter of a `_<field>Meta` count.
-#[derive(Debug)]
-pub struct CountSpec(Option<Cond>);
-
-impl Loader<RelKey<CountSpec, ()>> for RelLoader {
-    type Value = i32;
-    type Error = async_graphql::Error;
-
-    async fn load(
-        &self,
-        keys: &[RelKey<CountSpec, ()>],
-    ) -> Result<HashMap<RelKey<CountSpec, ()>, i32>, Self::Error> {
-        let backend = self.state.db.backend();
-        let mut found: HashMap<(&str, String), i32> = HashMap::new();
-        for (canon, (query, parents)) in groups(keys) {
-            let field = query.field();
-            let mut sql = Sql::new(backend);
-            sql.push("SELECT ").col("j", field.own).push(", COUNT(*)");
-            push_join(&mut sql, field, &parents);
-            if let Some(filter) = &query.spec.0 {
-                sql.push(" AND ");
-                render(filter, field.target, "t0", &mut sql);
-            }
-            sql.push(" GROUP BY ").col("j", field.own);
-            let rows = self.exec().all(sql).await.map_err(ApiError::from)?;
-            for row in &rows {
-                let parent: String = row.try_get_by_index(0).map_err(ApiError::from)?;
-                let count: i64 = row.try_get_by_index(1).map_err(ApiError::from)?;
-                found.insert((canon, parent), i32::try_from(count).unwrap_or(i32::MAX));
-            }
-        }
-        Ok(keys
-            .iter()
-            .map(|k| {
-                let n = found
-                    .get(&(k.query.canon.as_str(), k.parent.clone()))
-                    .copied()
-                    .unwrap_or(0);
-                (k.clone(), n)
-            })
-            .collect())
-    }
-}
-
-fn loader<'a>(ctx: &Context<'a>) -> ApiResult<&'a RelLoaders> {
-    ctx.data_opt::<RelLoaders>()
+fn loader<'a>(ctx: &Context<'a>) -> ApiResult<&'a Arc<RelLoaders>> {
+    ctx.data_opt::<Arc<RelLoaders>>()
         .ok_or_else(|| ApiError::Internal("no relation loader in the request".into()))
 }
 
@@ -251,12 +313,7 @@ pub async fn to_many<P: Record, R: Record>(
     field: usize,
     args: ListArgs<R>,
 ) -> async_graphql::Result<Option<Vec<R>>> {
-    let key: RelKey<Page, R> = RelKey {
-        query: RelQuery::new(P::META, field, args.page()?),
-        parent: parent.id().to_owned(),
-        _record: PhantomData,
-    };
-    Ok(Some(loader(ctx)?.load_one(key).await?.unwrap_or_default()))
+    Ok(Some(load_page(ctx, parent, field, args.page()?).await?))
 }
 
 /// A to-one relation field `author(filter)`: `null` when there is no related node or it does not
@@ -277,15 +334,8 @@ pub async fn to_one<P: Record, R: Record>(
         first: None,
         last: None,
     };
-    let key: RelKey<Page, R> = RelKey {
-        query: RelQuery::new(P::META, field, args.page()?),
-        parent: parent.id().to_owned(),
-        _record: PhantomData,
-    };
-    Ok(loader(ctx)?
-        .load_one(key)
-        .await?
-        .and_then(|nodes| nodes.into_iter().next()))
+    let nodes = load_page::<P, R>(ctx, parent, field, args.page()?).await?;
+    Ok(nodes.into_iter().next())
 }
 
 /// A required to-one relation field (`author: User!`).
@@ -314,11 +364,9 @@ pub async fn to_many_count<P: Record, R: Record>(
     field: usize,
     args: ListArgs<R>,
 ) -> async_graphql::Result<QueryMeta> {
-    let key: RelKey<CountSpec, ()> = RelKey {
-        query: RelQuery::new(P::META, field, CountSpec(args.count_filter()?)),
-        parent: parent.id().to_owned(),
-        _record: PhantomData,
-    };
-    let count = loader(ctx)?.load_one(key).await?.unwrap_or(0);
-    Ok(QueryMeta { count })
+    let query = RelQuery::new(P::META, field, Spec::Count(args.count_filter()?));
+    match loader(ctx)?.load(query, parent.id().to_owned()).await? {
+        Loaded::Count(count) => Ok(QueryMeta { count }),
+        Loaded::Rows(_) => Err(ApiError::Internal("a count returned rows".into()).into()),
+    }
 }

@@ -52,7 +52,14 @@ where
             .service
             .models
             .iter()
-            .flat_map(|m| [format!("all{}", m.plural), format!("_all{}Meta", m.plural)])
+            .flat_map(|m| {
+                [
+                    format!("all{}", m.plural),
+                    format!("_all{}Meta", m.plural),
+                    format!("deleteMany{}", m.plural),
+                    format!("updateMany{}", m.plural),
+                ]
+            })
             .collect();
         Service {
             schema,
@@ -312,7 +319,7 @@ fn null_at_path(data: &mut serde_json::Value, path: &[PathSegment], non_null_roo
     let Some((last, parents)) = path.split_last() else {
         return;
     };
-    if let Some(PathSegment::Field(root)) = path.first()
+    if let [PathSegment::Field(root)] = path
         && non_null_roots.iter().any(|r| r == root)
     {
         *data = serde_json::Value::Null;

@@ -214,9 +214,7 @@ pub(crate) fn rel_fields(model: &Model, ty: TypeId) -> Vec<RelField<'_>> {
 /// something to write besides the back relation.
 pub(crate) fn has_nested_create(model: &Model, rel: &RelField<'_>) -> bool {
     let target = model.ty(rel.target);
-    let scalars = target
-        .column_fields()
-        .any(|(_, f)| f.is_writable());
+    let scalars = target.column_fields().any(|(_, f)| f.is_writable());
     scalars || rel_fields(model, rel.target).len() > 1
 }
 

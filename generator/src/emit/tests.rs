@@ -1,4 +1,5 @@
-//! Snapshot tests: one snapshot per artifact on a minimal model, and determinism.
+//! Snapshot tests: one snapshot per artifact on a minimal model (two types, one relation), and
+//! determinism.
 
 use proc_macro2::TokenStream;
 
@@ -22,6 +23,13 @@ type Note @model {
   mood: Mood @defaultValue(value: "HAPPY")
   tags: [String!]
   rating: Float @defaultValue(value: "1.5")
+  author: Author! @relation(name: "AuthorNotes")
+}
+
+type Author @model {
+  id: ID! @isUnique
+  name: String!
+  notes: [Note!]! @relation(name: "AuthorNotes", onDelete: CASCADE)
 }
 "#;
 

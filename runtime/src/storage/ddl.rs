@@ -9,6 +9,9 @@ use crate::meta::{FieldMeta, Kind, ModelMeta, RelationMeta, ServiceMeta};
 
 use super::{Backend, Sql};
 
+/// The PostgreSQL advisory lock key that serialises schema set-up across services.
+const DDL_LOCK: i64 = 7_317_001;
+
 /// Name of the table holding the service's own bookkeeping (id, stored model).
 pub const META_TABLE: &str = "_svc_meta";
 
@@ -16,7 +19,14 @@ pub const META_TABLE: &str = "_svc_meta";
 pub fn create_statements(service: &ServiceMeta, backend: Backend) -> Vec<String> {
     let mut out = Vec::new();
     if backend == Backend::Postgres {
-        out.push("CREATE EXTENSION IF NOT EXISTS citext".to_owned());
+        // Services starting at the same moment in one database take turns (the lock is held
+        // until the set-up transaction ends), and an installed extension is never re-created.
+        out.push(format!("SELECT pg_advisory_xact_lock({DDL_LOCK})"));
+        out.push(
+            "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citext') \
+             THEN CREATE EXTENSION citext; END IF; END $$"
+                .to_owned(),
+        );
     }
     out.push(format!(
         "CREATE TABLE IF NOT EXISTS {} (\"key\" TEXT NOT NULL PRIMARY KEY, \"value\" TEXT NOT NULL)",

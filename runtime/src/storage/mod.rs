@@ -228,7 +228,9 @@ pub fn push_id_list<'a>(sql: &mut Sql, ids: impl IntoIterator<Item = &'a str>) {
     let param = Value::String(Some(list.to_string()));
     match sql.backend() {
         Backend::Sqlite => {
-            sql.push(" IN (SELECT value FROM json_each(").bind(param).push("))");
+            sql.push(" IN (SELECT value FROM json_each(")
+                .bind(param)
+                .push("))");
         }
         Backend::Postgres => {
             sql.push(" IN (SELECT json_array_elements_text(")
