@@ -402,7 +402,7 @@ db_tests! {
             } } })
         );
         assert_eq!(
-            srv.data("{ allChildren(filter: { twin_not: null }) { name } }").await,
+            srv.data("{ allChildren(filter: { twin: {} }) { name } }").await,
             json!({ "allChildren": [] })
         );
     }
