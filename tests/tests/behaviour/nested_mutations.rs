@@ -167,6 +167,14 @@ db_tests! {
             srv.data(r#"{ Category(name: "tech") { posts { slug } } allComments(filter: { post: { slug: "d2" } }) { text } }"#).await,
             json!({ "Category": { "posts": [{ "slug": "beta" }, { "slug": "gamma" }, { "slug": "d2" }] }, "allComments": [{ "text": "c1" }, { "text": "c2" }] })
         );
+        // Connecting and creating through the same field in one create does both.
+        assert_eq!(
+            run(srv, &b, r#"mutation { createUser(email: "hal@example.com", name: "Hal", postsIds: ["{delta}"], posts: [{ slug: "h1", title: "H" }]) { posts { slug author { name } } } }"#).await,
+            json!({ "data": { "createUser": { "posts": [
+                { "slug": "delta", "author": { "name": "Hal" } },
+                { "slug": "h1", "author": { "name": "Hal" } },
+            ] } } })
+        );
         // Self relations: the nested node is on the other end of the edge.
         assert_eq!(
             srv.gql(r#"mutation { createUser(email: "eve@example.com", name: "Eve", followers: [{ email: "fay@example.com", name: "Fay" }], friends: [{ email: "gus@example.com", name: "Gus" }]) { followers { name following { name } } friends { name friends { name } } } }"#).await,

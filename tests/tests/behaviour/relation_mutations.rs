@@ -402,8 +402,8 @@ db_tests! {
             } } })
         );
         assert_eq!(
-            srv.data("{ allChildren(filter: { twin: {} }) { name } }").await,
-            json!({ "allChildren": [] })
+            srv.data("{ linked: allChildren(filter: { twin: {} }) { name } single: allChildren(filter: { twin: null }) { name } }").await,
+            json!({ "linked": [], "single": [{ "name": "Kim" }, { "name": "Lee" }, { "name": "Max" }] })
         );
     }
 

@@ -299,6 +299,17 @@ db_tests! {
             srv.gql("{ allUsers { posts(first: 1000) { id } } }").await,
             json!({ "data": { "allUsers": [{ "posts": [] }] } })
         );
+        // One error per parent.
+        srv.create("User", r#"email: "bob@example.com", name: "Bob""#).await;
+        let q = "{ allUsers { name posts(skip: -2) { id } } }";
+        let error = |i: usize| field_error(json!(["allUsers", i, "posts"]), 1, column_of(q, "posts"), 3028, "The 'skip' argument must be non negative");
+        assert_eq!(
+            srv.gql(q).await,
+            json!({
+                "data": { "allUsers": [{ "name": "Ann", "posts": null }, { "name": "Bob", "posts": null }] },
+                "errors": [error(0), error(1)],
+            })
+        );
     }
 
     /// Without `first`/`last` a relation field returns at most 1000 nodes, silently; its meta

@@ -204,4 +204,77 @@ db_tests! {
             "the statement count grows with the number of nodes"
         );
     }
+
+    /// The same relation field several times under aliases, with different arguments, gives each
+    /// alias its own result and costs one statement per alias, however many parents there are.
+    async fn aliases_with_different_arguments(srv) {
+        let query = r#"{ allUsers(first: 100) { name a: posts(first: 1) { title } b: posts(orderBy: title_DESC) { title } c: posts(filter: { title_starts_with: "b" }) { title } d: _postsMeta { count } e: _postsMeta(filter: { title_starts_with: "x" }) { count } } }"#;
+        let expected = |n: usize| {
+            let users: Vec<Value> = (0..n)
+                .map(|i| {
+                    let a = json!({ "title": format!("A{i:03}") });
+                    let b = json!({ "title": format!("B{i:03}") });
+                    json!({
+                        "name": format!("U{i:03}"),
+                        "a": [a.clone()],
+                        "b": [b.clone(), a],
+                        "c": [b],
+                        "d": { "count": 2 },
+                        "e": { "count": 0 },
+                    })
+                })
+                .collect();
+            json!({ "data": { "allUsers": users } })
+        };
+        users_with_posts(srv, 0..10).await;
+        let (small, body) = counted(srv, query).await;
+        assert_eq!(body, expected(10));
+        users_with_posts(srv, 10..100).await;
+        let (large, body) = counted(srv, query).await;
+        assert_eq!(body, expected(100));
+        assert!(large <= 6, "{large} statements for users and five aliased relation fields");
+        assert_eq!(large, small, "the statement count grows with the number of nodes");
+    }
+
+    /// Requests running at the same time each get their own nodes' relations with their own
+    /// arguments (relation reads are batched per request).
+    async fn concurrent_requests_are_not_mixed(srv) {
+        users_with_posts(srv, 0..8).await;
+        let ids = srv.data("{ allUsers { id } }").await;
+        let ids: Vec<String> = ids["allUsers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|u| u["id"].as_str().expect("an id").to_owned())
+            .collect();
+        assert_eq!(ids.len(), 8);
+        let mut tasks = tokio::task::JoinSet::new();
+        for round in 0..4 {
+            for (i, id) in ids.iter().enumerate() {
+                let (first, order) = if (i + round) % 2 == 0 { (1, "title_DESC") } else { (2, "title_ASC") };
+                let query = format!(r#"{{ User(id: "{id}") {{ name posts(first: {first}, orderBy: {order}) {{ title comments(first: 1, orderBy: text_DESC) {{ text }} }} }} }}"#);
+                let titles: Vec<char> = if first == 1 { vec!['b'] } else { vec!['a', 'b'] };
+                let posts: Vec<Value> = titles
+                    .iter()
+                    .map(|p| json!({
+                        "title": format!("{}{i:03}", p.to_ascii_uppercase()),
+                        "comments": [{ "text": format!("u{i:03}-{p}-2") }],
+                    }))
+                    .collect();
+                let expected = json!({ "data": { "User": { "name": format!("U{i:03}"), "posts": posts } } });
+                let request = srv.client().post(srv.api()).json(&json!({ "query": query }));
+                tasks.spawn(async move {
+                    let res = request.send().await.expect("the request failed");
+                    (body_json(res).await, expected, query)
+                });
+            }
+        }
+        let mut done = 0;
+        while let Some(joined) = tasks.join_next().await {
+            let (body, expected, query) = joined.expect("a request task panicked");
+            assert_eq!(body, expected, "{query}");
+            done += 1;
+        }
+        assert_eq!(done, 32);
+    }
 }
