@@ -3,10 +3,10 @@
 //! and argument set, however many parent nodes there are.
 //!
 //! Every request carries its own [`RelLoaders`] (nothing is cached between requests). A resolver
-//! enqueues its `(query, parent id)` key and waits. The first resolver of a batch leads it: it
-//! yields to the executor until a whole round adds no more keys (by then every sibling resolver
-//! of the same selection has enqueued its key), then runs one statement per distinct query and
-//! hands every waiter its rows. No timer is involved, so how fast the machine is does not change
+//! enqueues its `(query, parent id)` key and waits. The first key of a batch starts a task that
+//! leads it: the task yields to the executor until a whole round adds no more keys (by then every
+//! sibling resolver of the same selection, running on the same worker thread, has enqueued its
+//! key), then runs one statement per distinct query and hands every waiter its rows. No timer is involved, so how fast the machine is does not change
 //! how many statements a request costs. Pagination is applied in SQL per parent with a window
 //! function.
 
@@ -106,8 +106,10 @@ impl RelLoaders {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Enqueues a read and waits for its share of the batch.
-    async fn load(&self, query: Arc<RelQuery>, parent: String) -> Reply {
+    /// Enqueues a read and waits for its share of the batch. The batch runs in a task of its
+    /// own, so a resolver that is cancelled (a sibling's error nulls their common parent) never
+    /// strands the others.
+    async fn load(self: &Arc<Self>, query: Arc<RelQuery>, parent: String) -> Reply {
         let (reply, answer) = oneshot::channel();
         let lead = {
             let mut pending = self.lock();
@@ -119,7 +121,8 @@ impl RelLoaders {
             !std::mem::replace(&mut pending.led, true)
         };
         if lead {
-            self.lead().await;
+            let this = Arc::clone(self);
+            tokio::spawn(async move { this.lead().await });
         }
         answer
             .await
