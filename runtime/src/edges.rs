@@ -62,6 +62,16 @@ fn column_strings(rows: Vec<sea_orm::QueryResult>) -> ApiResult<BTreeSet<String>
         .collect()
 }
 
+/// The `(own, other)` column pairs the edges of `field` are stored under: both orders for a
+/// symmetric relation, whose edges exist in both directions.
+fn directions(field: &RelFieldMeta) -> Vec<(&'static str, &'static str)> {
+    let mut out = vec![(field.own, field.other)];
+    if field.symmetric {
+        out.push((field.other, field.own));
+    }
+    out
+}
+
 /// Deletes the edges of `this` through `field` whose other end is not in `keep`, and returns the
 /// nodes it was connected to.
 async fn unlink_except(
@@ -71,12 +81,7 @@ async fn unlink_except(
     keep: &[String],
 ) -> ApiResult<BTreeSet<String>> {
     let mut removed = BTreeSet::new();
-    let directions: &[(&str, &str)] = if field.symmetric {
-        &[(field.own, field.other), (field.other, field.own)]
-    } else {
-        &[(field.own, field.other)]
-    };
-    for &(own, other) in directions {
+    for (own, other) in directions(field) {
         let mut sql = Sql::new(tx.backend());
         sql.push("DELETE FROM ")
             .ident(field.table)
@@ -103,12 +108,7 @@ async fn unlink_others(
     others: &[String],
 ) -> ApiResult<BTreeSet<String>> {
     let mut removed = BTreeSet::new();
-    let directions: &[(&str, &str)] = if field.symmetric {
-        &[(field.own, field.other), (field.other, field.own)]
-    } else {
-        &[(field.own, field.other)]
-    };
-    for &(own, other) in directions {
+    for (own, other) in directions(field) {
         let mut sql = Sql::new(tx.backend());
         sql.push("DELETE FROM ")
             .ident(field.table)

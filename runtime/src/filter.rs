@@ -165,6 +165,21 @@ pub(crate) fn input_value(name: String, ty: String) -> MetaInputValue {
     }
 }
 
+/// The registry entry of an input object type built from the data tables.
+pub(crate) fn input_object<T>(name: String, fields: IndexMap<String, MetaInputValue>) -> MetaType {
+    MetaType::InputObject {
+        name,
+        description: None,
+        input_fields: fields,
+        visible: None,
+        inaccessible: false,
+        tags: Vec::new(),
+        rust_typename: Some(std::any::type_name::<T>()),
+        oneof: false,
+        directive_invocations: Vec::new(),
+    }
+}
+
 /// `<Type>Filter` for the model `R`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Filter<R> {
@@ -219,17 +234,7 @@ impl<R: Record> InputType for Filter<R> {
                     fields.insert(key.clone(), input_value(key, ty.clone()));
                 }
             }
-            MetaType::InputObject {
-                name: meta.filter_name.to_owned(),
-                description: None,
-                input_fields: fields,
-                visible: None,
-                inaccessible: false,
-                tags: Vec::new(),
-                rust_typename: Some(std::any::type_name::<Self>()),
-                oneof: false,
-                directive_invocations: Vec::new(),
-            }
+            input_object::<Self>(meta.filter_name.to_owned(), fields)
         })
     }
 

@@ -9,11 +9,11 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 
 use async_graphql::indexmap::IndexMap;
-use async_graphql::registry::{MetaInputValue, MetaType, MetaTypeId, Registry};
+use async_graphql::registry::{MetaInputValue, MetaTypeId, Registry};
 use async_graphql::{ID, InputType, InputValueError, InputValueResult, MaybeUndefined, Value};
 
 use crate::cli::ServiceDef;
-use crate::filter::{input_value, register_value_type};
+use crate::filter::{input_object, input_value, register_value_type};
 use crate::meta::{ModelMeta, RelFieldMeta};
 use crate::value::Val;
 
@@ -266,17 +266,8 @@ impl<S: ServiceDef, const M: usize, const F: usize> InputType for NestedCreate<S
     fn create_type_info(registry: &mut Registry) -> String {
         registry.create_input_type::<Self, _>(MetaTypeId::InputObject, |registry| {
             let field = Self::field();
-            MetaType::InputObject {
-                name: Self::type_name().into_owned(),
-                description: None,
-                input_fields: create_arguments(registry, field.target, Some(field.back)),
-                visible: None,
-                inaccessible: false,
-                tags: Vec::new(),
-                rust_typename: Some(std::any::type_name::<Self>()),
-                oneof: false,
-                directive_invocations: Vec::new(),
-            }
+            let fields = create_arguments(registry, field.target, Some(field.back));
+            input_object::<Self>(Self::type_name().into_owned(), fields)
         })
     }
 
