@@ -104,6 +104,11 @@ pub fn relation_side_name(field: &str, target: &str) -> String {
     format!("{field}{target}")
 }
 
+/// `Some<Type>Exists`: the permission schema's field for `ty` (seed §2.4).
+pub fn some_exists_field(ty: &str) -> String {
+    format!("Some{ty}Exists")
+}
+
 /// `aName` of reference §2.7: `{fa}{B}` (side A's field, side B's type), or `{f}1{M}` for a self
 /// relation declared on the single field `f` of `M`.
 pub fn relation_a_name(model: &Model, rel: RelationId) -> String {
@@ -172,9 +177,11 @@ pub fn previous_values_type(ty: &str) -> String {
 }
 
 /// Type names the generated API always defines, whatever the model.
-pub const FIXED_TYPE_NAMES: [&str; 10] = [
-    // The generated Rust item a service binary runs (`svc_runtime::run::<Service>()`).
+pub const FIXED_TYPE_NAMES: [&str; 11] = [
+    // The generated Rust items a service binary runs (`svc_runtime::run::<Service>()`) and
+    // the root of its permission schema.
     "Service",
+    "PermissionQuery",
     "Query",
     "Mutation",
     "Subscription",

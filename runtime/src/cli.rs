@@ -18,6 +18,8 @@ use crate::value::cuid;
 pub trait ServiceDef: 'static {
     type Query: ObjectType + Default + 'static;
     type Mutation: ObjectType + Default + 'static;
+    /// The root of the permission schema (`Some<Type>Exists`), served at `/permissions`.
+    type Permissions: ObjectType + Default + 'static;
     /// The data model.
     const META: &'static ServiceMeta;
     /// The directory the service was built from (holds `svc.yml` and `.svc/`).

@@ -8,6 +8,7 @@
 //!
 //! Generated code reaches this crate only through [`__codegen`].
 
+pub mod auth;
 pub mod cli;
 pub mod edges;
 pub mod error;

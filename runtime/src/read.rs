@@ -196,6 +196,50 @@ pub async fn all<R: Record>(ctx: &Context<'_>, args: ListArgs<R>) -> async_graph
     Ok(list::<R>(ctx, args.page()?).await?)
 }
 
+/// `Some<Type>Exists(filter, orderBy, skip, after, before, first, last)` of the permission schema:
+/// whether the page these arguments select holds at least one node.
+pub async fn some_exists<R: Record>(
+    ctx: &Context<'_>,
+    args: ListArgs<R>,
+) -> async_graphql::Result<bool> {
+    let state = State::of(ctx);
+    let page = args.page()?;
+    let mut sql = state.db.sql();
+    sql.push("SELECT CASE WHEN ");
+    push_exists(&mut sql, R::META, "t0", &page);
+    sql.push(" THEN 1 ELSE 0 END");
+    let exec = Exec {
+        conn: state.db.reader(),
+        counter: request_counter(ctx),
+    };
+    let row = exec.one(sql).await?;
+    let found: i32 = match row {
+        Some(row) => row.try_get_by_index(0).map_err(ApiError::from)?,
+        None => 0,
+    };
+    Ok(found != 0)
+}
+
+/// Appends `EXISTS (SELECT 1 FROM "<table>" AS <alias> WHERE … LIMIT … OFFSET …)`: whether the
+/// page selects at least one node. The subquery may refer to outer aliases.
+pub(crate) fn push_exists(sql: &mut Sql, meta: &ModelMeta, alias: &str, page: &Page) {
+    sql.push("EXISTS (SELECT 1 FROM ")
+        .ident(meta.table)
+        .push(" AS ")
+        .push(alias)
+        .push(" WHERE ");
+    page.push_conditions(sql, meta, alias);
+    // Without skip or a limit, order does not change whether a row exists.
+    if page.skip.is_some() || page.first.is_some() || page.last.is_some() {
+        push_order(sql, meta, alias, &page.read_order());
+        sql.push(" LIMIT ").push(&page.limit().to_string());
+        if let Some(skip) = page.skip {
+            sql.push(" OFFSET ").push(&skip.to_string());
+        }
+    }
+    sql.push(")");
+}
+
 async fn list<R: Record>(ctx: &Context<'_>, page: Page) -> ApiResult<Vec<R>> {
     let state = State::of(ctx);
     let meta = R::META;

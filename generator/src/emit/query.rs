@@ -20,7 +20,9 @@ pub(super) fn emit(model: &Model) -> TokenStream {
     let meta = ids.iter().map(|&id| list_field(model, id, true));
     let single = ids.iter().map(|&id| single_field(model, id));
     let node = node_field(model);
+    let user = user_field(model);
     let interface = node_interface(model);
+    let permission_query = permission_query(model);
     quote! {
         /// The root query type of the Simple API.
         #[derive(::core::default::Default, ::core::fmt::Debug)]
@@ -33,10 +35,78 @@ pub(super) fn emit(model: &Model) -> TokenStream {
             #(#all)*
             #(#meta)*
             #(#single)*
+            #user
             #node
         }
 
         #interface
+        #permission_query
+    }
+}
+
+/// `user: User`, only when a model named `User` exists: the node of the request's node token.
+fn user_field(model: &Model) -> TokenStream {
+    let rt = rt();
+    if !model.types.iter().any(|t| t.name == "User") {
+        return TokenStream::new();
+    }
+    let record = type_ident("User");
+    quote! {
+        #[graphql(name = "user")]
+        async fn user(&self, ctx: &#rt::Context<'_>) -> #rt::Result<::core::option::Option<#record>> {
+            #rt::current_user::<#record>(ctx).await
+        }
+    }
+}
+
+/// The root of the permission schema (`/permissions`): `Some<Type>Exists(…): Boolean!` for every
+/// model, with the reference's seven list arguments.
+fn permission_query(model: &Model) -> TokenStream {
+    let rt = rt();
+    let krate = gql_crate();
+    let fields = model.type_ids().map(|(_, def)| {
+        let record = type_ident(&def.name);
+        let gql = naming::some_exists_field(&def.name);
+        let method = field_ident(&gql);
+        quote! {
+            #[graphql(name = #gql)]
+            async fn #method(
+                &self,
+                ctx: &#rt::Context<'_>,
+                #[graphql(name = "filter")] filter: ::core::option::Option<#rt::Filter<#record>>,
+                #[graphql(name = "orderBy")] order_by: ::core::option::Option<#rt::OrderBy<#record>>,
+                #[graphql(name = "skip")] skip: ::core::option::Option<i32>,
+                #[graphql(name = "after")] after: ::core::option::Option<::std::string::String>,
+                #[graphql(name = "before")] before: ::core::option::Option<::std::string::String>,
+                #[graphql(name = "first")] first: ::core::option::Option<i32>,
+                #[graphql(name = "last")] last: ::core::option::Option<i32>,
+            ) -> #rt::Result<bool> {
+                let order_by_list = ::core::option::Option::None;
+                #rt::some_exists(ctx, #rt::ListArgs { filter, order_by, order_by_list, skip, after, before, first, last }).await
+            }
+        }
+    });
+    let body = if model.types.is_empty() {
+        quote! {
+            #[graphql(name = "_empty")]
+            async fn empty(&self) -> bool {
+                false
+            }
+        }
+    } else {
+        quote!(#(#fields)*)
+    };
+    quote! {
+        /// The root query type of the permission schema served at `/permissions`.
+        #[derive(::core::default::Default, ::core::fmt::Debug)]
+        pub struct PermissionQuery;
+
+        // A field takes one argument per GraphQL argument.
+        #[allow(clippy::too_many_arguments)]
+        #[#rt::async_graphql::Object(crate = #krate, name = "Query")]
+        impl PermissionQuery {
+            #body
+        }
     }
 }
 

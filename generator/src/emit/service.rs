@@ -21,12 +21,15 @@ pub(super) fn emit(model: &Model) -> TokenStream {
             #rt::RelationMeta { name: #name, table: #table, a: #a, b: #b, a_list: #a_list, b_list: #b_list }
         }
     });
+    let root_tokens = &model.root_tokens;
     quote! {
         #[doc(hidden)]
         pub static __SERVICE_META: #rt::ServiceMeta = #rt::ServiceMeta {
             name: ::core::env!("CARGO_PKG_NAME"),
             models: &[#(&#metas),*],
             relations: &[#(#relations),*],
+            root_tokens: &[#(#root_tokens),*],
+            permissions: &[],
         };
 
         /// The service: run it with `svc_runtime::run::<Service>()`.
@@ -36,6 +39,7 @@ pub(super) fn emit(model: &Model) -> TokenStream {
         impl #rt::ServiceDef for Service {
             type Query = Query;
             type Mutation = Mutation;
+            type Permissions = PermissionQuery;
             const META: &'static #rt::ServiceMeta = &__SERVICE_META;
             const DIR: &'static str = ::core::env!("CARGO_MANIFEST_DIR");
         }

@@ -15,8 +15,8 @@ use apollo_compiler::ast::{
 
 use crate::model::validate::defaults;
 use crate::model::{
-    EnumDef, EnumId, Field, FieldKind, Function, Model, OnDelete, Permission, Relation,
-    RelationEnd, RelationId, ScalarType, TypeDef, TypeId,
+    EnumDef, EnumId, Field, FieldKind, Function, Model, OnDelete, Permission, PermissionTarget,
+    Relation, RelationEnd, RelationId, ScalarType, TypeDef, TypeId,
 };
 use crate::source::{FileId, Span};
 use crate::syntax::config::Config;
@@ -334,6 +334,9 @@ pub fn lower(ast: &Ast, config: &Config) -> Model {
             query: p.query.as_ref().map(|q| q.value.clone()),
             fields: p.fields.iter().map(|f| f.value.clone()).collect(),
             span: p.span,
+            // Resolved and compiled by `validate::permissions`.
+            target: PermissionTarget::All,
+            compiled: None,
         })
         .collect();
     model.functions = config

@@ -60,7 +60,7 @@ pub struct Model {
     pub relations: Vec<Relation>,
     /// Names listed under `rootTokens:` in `svc.yml`.
     pub root_tokens: Vec<String>,
-    /// Entries under `permissions:` in `svc.yml` (checked for shape; enforced by a later issue).
+    /// Entries under `permissions:` in `svc.yml`, resolved and compiled.
     pub permissions: Vec<Permission>,
     /// Entries under `functions:` in `svc.yml` (checked for shape; run by a later issue).
     pub functions: Vec<Function>,
@@ -244,9 +244,114 @@ pub enum Cardinality {
 pub struct Permission {
     pub operation: String,
     pub authenticated: bool,
+    /// The `query:` value as written (`./file.graphql` or `./file.graphql:OperationName`).
     pub query: Option<String>,
     pub fields: Vec<String>,
     pub span: Span,
+    /// What `operation` names, resolved against the model.
+    pub target: PermissionTarget,
+    /// The permission query, parsed and validated against the permission schema at build time.
+    /// `Some` exactly when `query` is.
+    pub compiled: Option<PermissionQuery>,
+}
+
+/// What a permission applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PermissionTarget {
+    /// `operation: "*"`: everything, for everybody.
+    All,
+    /// `Type.read|create|update|delete`.
+    Type { ty: TypeId, op: TypeOperation },
+    /// `Relation.connect|disconnect|*`.
+    Relation {
+        relation: RelationId,
+        connect: bool,
+        disconnect: bool,
+    },
+}
+
+/// The operation of a type permission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeOperation {
+    Read,
+    Create,
+    Update,
+    Delete,
+}
+
+/// A compiled permission query: the `Some<Type>Exists` fields it selects and the variables they
+/// use. The query grants iff every call returns `true`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PermissionQuery {
+    /// How messages name the query: the `query:` value as written.
+    pub name: String,
+    /// The query as the server would run it (variable definitions injected where the file has
+    /// none), for documentation and debugging.
+    pub text: String,
+    /// The selected `Some<Type>Exists` fields, fragments flattened, in document order.
+    pub calls: Vec<ExistsCall>,
+    /// The variables the query uses; `PermissionValue::Var` indexes this list.
+    pub vars: Vec<PermissionVar>,
+}
+
+/// One `Some<Type>Exists(…)` field of a permission query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExistsCall {
+    /// The response key (alias or field name).
+    pub key: String,
+    /// The type whose nodes are looked for.
+    pub ty: TypeId,
+    /// The arguments as written (`filter`, `orderBy`, `skip`, `after`, `before`, `first`,
+    /// `last`), in document order.
+    pub args: Vec<(String, PermissionValue)>,
+}
+
+/// An argument value of a permission query: a constant, or a variable the server supplies.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PermissionValue {
+    Null,
+    Int(i64),
+    Float(f64),
+    String(String),
+    Boolean(bool),
+    Enum(String),
+    List(Vec<PermissionValue>),
+    Object(Vec<(String, PermissionValue)>),
+    /// Index into [`PermissionQuery::vars`].
+    Var(usize),
+}
+
+/// A variable a permission query uses, and where its value comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PermissionVar {
+    /// Without the `$`.
+    pub name: String,
+    pub source: VarSource,
+}
+
+/// Where the server takes a permission variable's value from (reference §5.4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VarSource {
+    /// `$user_id`, `$userId`: the authenticated node's id, `""` when anonymous.
+    UserId,
+    /// `$node_id`, `$nodeId`: the id of the node being read, updated or deleted (for a create,
+    /// the constant `"not-the-id"`). Node-dependent: only allowed inside `filter` for read,
+    /// update and delete.
+    NodeId,
+    /// `$node_<f>` (read, update, delete) and `$old_<f>` (update, delete): the stored value of the
+    /// node's scalar field `f` (index into `TypeDef::fields`). Node-dependent: only allowed inside
+    /// `filter`.
+    NodeField(usize),
+    /// `$new_<f>`, `$input_<f>` (create, update): the value supplied for the scalar field `f`
+    /// (index into `TypeDef::fields`), null when not supplied.
+    Input(usize),
+    /// `$new_<f>Id`, `$input_<f>Id` (create, update): the id supplied for the to-one relation
+    /// field `f` (index into `TypeDef::fields`) through `<f>Id`, null otherwise.
+    InputRelationId(usize),
+    /// `${bName}_id` of a relation permission: the id of the node on side A.
+    SideA,
+    /// `${aName}_id` of a relation permission: the id of the node on side B.
+    SideB,
 }
 
 /// One entry of `functions:` in `svc.yml`.
