@@ -48,6 +48,13 @@ pub enum ApiError {
         field: &'static str,
         value: String,
     },
+    /// 3008: a permission check failed; the text says which (`Insufficient permissions for this
+    /// mutation`, `Insufficient Permissions`, `No CONNECT permissions`, …).
+    InsufficientPermissions(&'static str),
+    /// 3008: a permission query failed when it ran.
+    PermissionQueryInvalid(String),
+    /// 4028: `generateNodeToken` with a credential that is not valid for the service.
+    InvalidRootToken(String),
     /// Something the client cannot fix; the cause is logged, never sent.
     Internal(String),
 }
@@ -98,6 +105,13 @@ impl ApiError {
             ApiError::ValueNotAValidJson { field, value } => {
                 format!("The value in the field '{field}' is not a valid Json: '{value}'")
             }
+            ApiError::InsufficientPermissions(text) => (*text).to_owned(),
+            ApiError::PermissionQueryInvalid(message) => format!(
+                "Permission Query is invalid. Could not be executed. Error Message: {message}"
+            ),
+            ApiError::InvalidRootToken(project) => {
+                format!("The provided pat is not valid for project '{project}'")
+            }
             ApiError::Internal(cause) => format!("internal error: {cause}"),
         }
     }
@@ -122,6 +136,8 @@ impl ApiError {
             ApiError::RelationIsRequired { .. } => 3032,
             ApiError::InputInvalid { .. } => 3036,
             ApiError::ValueNotAValidJson { .. } => 3037,
+            ApiError::InsufficientPermissions(_) | ApiError::PermissionQueryInvalid(_) => 3008,
+            ApiError::InvalidRootToken(_) => 4028,
             ApiError::Internal(_) => return None,
         })
     }
