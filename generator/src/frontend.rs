@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::model::validate::validate;
 use crate::model::{Model, Valid};
+use crate::permissions;
 use crate::source::{FileId, Sources};
 use crate::syntax::config::{self, Config};
 use crate::syntax::sdl;
@@ -38,7 +39,7 @@ impl fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
-/// Reads `svc.yml` and the types files it lists, and validates them.
+/// Reads `svc.yml`, the types files and the permission query files it lists, and validates them.
 ///
 /// Paths in diagnostics are relative to the directory of `svc.yml` (which itself shows as its file
 /// name), so messages read the same on every machine. A types file that cannot be read is reported
@@ -94,6 +95,23 @@ pub fn load(svc_yml: &Path) -> Result<Loaded, Failure> {
             }
         }
     }
+    // Permission query files, once each. One that cannot be read stays out of `sources`, and
+    // the permission check reports it with the reference's text at the `query:` value.
+    for p in &config.permissions {
+        let Some(query) = &p.query else {
+            continue;
+        };
+        let (path, _) = permissions::split_query_value(&query.value);
+        let shown = permissions::shown_path(path);
+        if p.operation.value == "*" || sources.find(shown).is_some() {
+            continue;
+        }
+        let full = dir.join(path);
+        if let Ok(text) = std::fs::read_to_string(&full) {
+            inputs.push(full);
+            sources.add(shown, text);
+        }
+    }
     let res = if all_read {
         run(&sources, &config, &type_files, diags)
     } else {
@@ -114,7 +132,9 @@ pub fn load(svc_yml: &Path) -> Result<Loaded, Failure> {
 }
 
 /// Validates files that are already loaded: `config_file` is `svc.yml`, `type_files` are the
-/// types files in concatenation order. No I/O; the `types:` entries of the config are not read.
+/// types files in concatenation order. No I/O; the `types:` entries of the config are not read,
+/// and permission query files are looked up in `sources` by their path as written (without a
+/// leading `./`).
 pub fn check(
     sources: &Sources,
     config_file: FileId,
@@ -144,7 +164,7 @@ fn run(
     // With a syntax error the schema is incomplete, and model rules would report follow-up
     // errors about whatever the broken part declared.
     if syntax_ok {
-        match validate(&parsed, config) {
+        match validate(sources, &parsed, config) {
             Ok(model) if diags.is_empty() => return Ok(model),
             Ok(_) => {}
             Err(more) => diags.extend(more),

@@ -25,6 +25,7 @@ pub mod emit;
 pub mod frontend;
 pub mod model;
 pub mod naming;
+pub mod permissions;
 pub mod source;
 pub mod syntax;
 pub mod write;

@@ -69,6 +69,12 @@ impl Sources {
         self.files.get(id.0 as usize)
     }
 
+    /// The first file added under `path`, with its id.
+    pub fn find(&self, path: impl AsRef<std::path::Path>) -> Option<(FileId, &SourceFile)> {
+        let path = path.as_ref();
+        self.iter().find(|(_, f)| f.path == path)
+    }
+
     /// All files with their ids, in the order they were added.
     pub fn iter(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
         self.files

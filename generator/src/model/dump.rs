@@ -4,7 +4,8 @@
 use std::fmt::Write as _;
 
 use crate::model::{
-    Cardinality, DefaultValue, Field, FieldKind, Model, OnDelete, RelationEnd, TypeId,
+    Cardinality, DefaultValue, Field, FieldKind, Model, OnDelete, Permission, PermissionTarget,
+    PermissionValue, PermissionVar, RelationEnd, TypeId, TypeOperation, VarSource,
 };
 
 /// Renders the model: enums, then types with one line per field, then relations, then the
@@ -62,6 +63,7 @@ pub fn dump(model: &Model) -> String {
             let _ = write!(out, " fields=[{}]", p.fields.join(", "));
         }
         out.push('\n');
+        permission(&mut out, model, p);
     }
     for f in &model.functions {
         let _ = writeln!(out, "function {}: {}", f.name, f.kind);
@@ -73,6 +75,112 @@ pub fn dump(model: &Model) -> String {
     }
     out.push('\n');
     out
+}
+
+/// The resolved target and the compiled query of a permission, indented under its line.
+fn permission(out: &mut String, model: &Model, p: &Permission) {
+    let target = match p.target {
+        PermissionTarget::All => "everything".to_owned(),
+        PermissionTarget::Type { ty, op } => {
+            let op = match op {
+                TypeOperation::Read => "read",
+                TypeOperation::Create => "create",
+                TypeOperation::Update => "update",
+                TypeOperation::Delete => "delete",
+            };
+            format!("type {} {op}", model.ty(ty).name)
+        }
+        PermissionTarget::Relation {
+            relation,
+            connect,
+            disconnect,
+        } => {
+            let ops: Vec<&str> = [(connect, "connect"), (disconnect, "disconnect")]
+                .into_iter()
+                .filter_map(|(on, name)| on.then_some(name))
+                .collect();
+            format!(
+                "relation {} {}",
+                model.relation(relation).name,
+                ops.join("+")
+            )
+        }
+    };
+    let _ = writeln!(out, "  target: {target}");
+    let Some(q) = &p.compiled else {
+        return;
+    };
+    let _ = writeln!(out, "  query {}:", q.name);
+    for line in q.text.trim_end().lines() {
+        let _ = writeln!(out, "    | {line}");
+    }
+    for c in &q.calls {
+        let args: Vec<String> = c
+            .args
+            .iter()
+            .map(|(name, v)| format!("{name}: {}", permission_value(v, &q.vars)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  call {} = exists {}({})",
+            c.key,
+            model.ty(c.ty).name,
+            args.join(", ")
+        );
+    }
+    let field_name = |i: usize| -> String {
+        let PermissionTarget::Type { ty, .. } = p.target else {
+            return format!("#{i}");
+        };
+        model
+            .ty(ty)
+            .fields
+            .get(i)
+            .map_or_else(|| format!("#{i}"), |f| f.name.clone())
+    };
+    for (i, v) in q.vars.iter().enumerate() {
+        let source = match &v.source {
+            VarSource::UserId => "user id".to_owned(),
+            VarSource::NodeId => "node id".to_owned(),
+            VarSource::NodeField(f) => format!("node field {}", field_name(*f)),
+            VarSource::Input(f) => format!("input {}", field_name(*f)),
+            VarSource::InputRelationId(f) => format!("input relation id {}", field_name(*f)),
+            VarSource::SideA => "side A id".to_owned(),
+            VarSource::SideB => "side B id".to_owned(),
+        };
+        let _ = writeln!(out, "  var {i} ${} = {source}", v.name);
+    }
+}
+
+fn permission_value(v: &PermissionValue, vars: &[PermissionVar]) -> String {
+    match v {
+        PermissionValue::Null => "null".to_owned(),
+        PermissionValue::Int(i) => i.to_string(),
+        PermissionValue::Float(f) => format!("{f:?}"),
+        PermissionValue::String(s) => quote(s),
+        PermissionValue::Boolean(b) => b.to_string(),
+        PermissionValue::Enum(e) => e.clone(),
+        PermissionValue::List(items) => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(|v| permission_value(v, vars))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        PermissionValue::Object(fields) => format!(
+            "{{{}}}",
+            fields
+                .iter()
+                .map(|(k, v)| format!("{k}: {}", permission_value(v, vars)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        PermissionValue::Var(i) => match vars.get(*i) {
+            Some(var) => format!("var {i} (${})", var.name),
+            None => format!("var {i} (missing)"),
+        },
+    }
 }
 
 fn renamed(old: &Option<String>) -> String {

@@ -64,7 +64,7 @@ pub fn parse(sources: &Sources, file: FileId, diags: &mut Diagnostics) -> Option
 }
 
 /// Whether a document has nothing but ignored tokens: white space, commas, comments, a BOM.
-fn is_blank(text: &str) -> bool {
+pub(crate) fn is_blank(text: &str) -> bool {
     text.lines().all(|line| {
         let code = line.split('#').next().unwrap_or("");
         code.chars()

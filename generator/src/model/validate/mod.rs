@@ -17,15 +17,26 @@ pub mod types;
 use crate::diagnostics::Diagnostics;
 use crate::model::lower::{Ast, lower};
 use crate::model::{Model, Valid};
+use crate::permissions;
+use crate::source::Sources;
 use crate::syntax::config::Config;
 use crate::syntax::sdl::SdlFile;
 
 /// Checks the parsed types files and `svc.yml` together and builds the model.
 ///
-/// `files` are in the order `svc.yml` lists them (their concatenation is the schema).
-pub fn validate(files: &[SdlFile], config: &Config) -> Result<Valid<Model>, Diagnostics> {
+/// `files` are in the order `svc.yml` lists them (their concatenation is the schema); the
+/// permission query files are looked up in `sources` (see [`permissions`]). Query files are
+/// loaded and parsed even when the model has errors; they are checked against the permission
+/// schema only when it has none.
+pub fn validate(
+    sources: &Sources,
+    files: &[SdlFile],
+    config: &Config,
+) -> Result<Valid<Model>, Diagnostics> {
     let ast = Ast::new(files);
     let mut diags = Diagnostics::new();
+    let mut query_diags = Diagnostics::new();
+    let queries = permissions::select_queries(sources, config, &mut query_diags);
     types::check(&ast, &mut diags);
     fields::check(&ast, &mut diags);
     relations::check(&ast, &mut diags);
@@ -36,11 +47,15 @@ pub fn validate(files: &[SdlFile], config: &Config) -> Result<Valid<Model>, Diag
     collisions::check(&ast, &mut diags);
     service::check(&ast, config, &mut diags);
     if diags.is_empty() {
-        Ok(Valid::assume_valid(lower(&ast, config)))
-    } else {
-        diags.sort();
-        Err(diags)
+        let mut model = lower(&ast, config);
+        permissions::compile(&mut model, config, &queries, &mut query_diags);
+        if query_diags.is_empty() {
+            return Ok(Valid::assume_valid(model));
+        }
     }
+    diags.extend(query_diags);
+    diags.sort();
+    Err(diags)
 }
 
 /// Backticked, comma-separated list for messages: `` `a`, `b` ``.

@@ -1,0 +1,331 @@
+//! The permission schema as SDL (reference §5.4, seed §2.4): the schema permission queries are
+//! written against and validated with at build time.
+//!
+//! It must describe exactly what the runtime registers for `/permissions`: the generated
+//! `PermissionQuery` root and the generic `Filter<T>` / `OrderBy<T>` input types of
+//! `runtime/src/filter.rs`, which build their fields from the data tables. The rules mirrored here:
+//! a filter has `AND`, `OR`, then per exposed (declared) non-list column field in declaration
+//! order the suffixes of its kind, then per relation field `f` (to-one) or `f_every`, `f_some`,
+//! `f_none` (to-many); an order enum has `<f>_ASC`, `<f>_DESC` per declared non-list scalar or
+//! enum field. Undeclared `createdAt`/`updatedAt` columns are not exposed.
+
+use std::fmt::Write as _;
+
+use crate::model::{Field, FieldKind, Model, ScalarType, TypeId};
+use crate::naming;
+
+/// The permission schema of `model` as SDL: the `Query` root with one
+/// `Some<Type>Exists(filter:, orderBy:, skip:, after:, before:, first:, last:): Boolean!` per
+/// model, every `<Type>Filter` and `<Type>OrderBy`, the project's enums, and the scalars
+/// `DateTime` and `Json`. Deterministic: everything is in model order.
+pub fn permission_schema_sdl(model: &Model) -> String {
+    let mut out = String::from("type Query {\n");
+    // `write!` into a `String` cannot fail; results are ignored for that reason.
+    if model.types.is_empty() {
+        // The runtime's placeholder, since an object type needs at least one field.
+        out.push_str("  _empty: Boolean!\n");
+    }
+    for t in &model.types {
+        let name = &t.name;
+        let _ = writeln!(
+            out,
+            "  {}(filter: {}, orderBy: {}, skip: Int, after: String, before: String, first: Int, last: Int): Boolean!",
+            naming::some_exists_field(name),
+            naming::filter_type(name),
+            naming::order_by_type(name),
+        );
+    }
+    out.push_str("}\n");
+    for (id, t) in model.type_ids() {
+        let _ = writeln!(out, "\ninput {} {{", naming::filter_type(&t.name));
+        for (key, ty) in filter_fields(model, id) {
+            let _ = writeln!(out, "  {key}: {ty}");
+        }
+        out.push_str("}\n");
+        let _ = writeln!(out, "\nenum {} {{", naming::order_by_type(&t.name));
+        for value in order_by_values(model, id) {
+            let _ = writeln!(out, "  {value}");
+        }
+        out.push_str("}\n");
+    }
+    for e in &model.enums {
+        let _ = writeln!(out, "\nenum {} {{", e.name);
+        for v in &e.values {
+            let _ = writeln!(out, "  {v}");
+        }
+        out.push_str("}\n");
+    }
+    out.push_str("\nscalar DateTime\n\nscalar Json\n");
+    out
+}
+
+/// The keys of `<Type>Filter` with their GraphQL types, in the runtime's order.
+pub fn filter_fields(model: &Model, ty: TypeId) -> Vec<(String, String)> {
+    let def = model.ty(ty);
+    let filter = naming::filter_type(&def.name);
+    let mut out = vec![
+        ("AND".to_owned(), format!("[{filter}!]")),
+        ("OR".to_owned(), format!("[{filter}!]")),
+    ];
+    for (_, f) in def.column_fields() {
+        let Some(value) = value_type(model, f) else {
+            continue;
+        };
+        for suffix in filter_suffixes(f) {
+            let ty = if suffix.ends_with("_in") {
+                format!("[{value}!]")
+            } else {
+                value.clone()
+            };
+            out.push((format!("{}{suffix}", f.name), ty));
+        }
+    }
+    for (_, f) in def.relation_fields() {
+        let FieldKind::Relation { target, .. } = f.kind else {
+            continue;
+        };
+        let ty = naming::filter_type(&model.ty(target).name);
+        let suffixes: &[&str] = if f.list {
+            &["_every", "_some", "_none"]
+        } else {
+            &[""]
+        };
+        for suffix in suffixes {
+            out.push((format!("{}{suffix}", f.name), ty.clone()));
+        }
+    }
+    out
+}
+
+/// The values of `<Type>OrderBy`: `<f>_ASC`, `<f>_DESC` per declared non-list scalar or enum
+/// field, in declaration order.
+pub fn order_by_values(model: &Model, ty: TypeId) -> Vec<String> {
+    model
+        .ty(ty)
+        .column_fields()
+        .filter(|(_, f)| !f.list)
+        .flat_map(|(_, f)| [format!("{}_ASC", f.name), format!("{}_DESC", f.name)])
+        .collect()
+}
+
+/// The named type of one value of a scalar or enum field.
+fn value_type(model: &Model, f: &Field) -> Option<String> {
+    match f.kind {
+        FieldKind::Scalar(s) => Some(s.name().to_owned()),
+        FieldKind::Enum(e) => Some(model.enum_def(e).name.clone()),
+        FieldKind::Relation { .. } => None,
+    }
+}
+
+/// The filter suffixes of a column field, as `suffixes()` in `runtime/src/filter.rs`.
+fn filter_suffixes(f: &Field) -> &'static [&'static str] {
+    const TEXT: &[&str] = &[
+        "",
+        "_not",
+        "_in",
+        "_not_in",
+        "_lt",
+        "_lte",
+        "_gt",
+        "_gte",
+        "_contains",
+        "_not_contains",
+        "_starts_with",
+        "_not_starts_with",
+        "_ends_with",
+        "_not_ends_with",
+    ];
+    const ORDERED: &[&str] = &["", "_not", "_in", "_not_in", "_lt", "_lte", "_gt", "_gte"];
+    const ENUM: &[&str] = &["", "_not", "_in", "_not_in"];
+    const BOOL: &[&str] = &["", "_not"];
+    if f.list {
+        return &[];
+    }
+    match f.kind {
+        FieldKind::Scalar(ScalarType::Id | ScalarType::String) => TEXT,
+        FieldKind::Scalar(ScalarType::Int | ScalarType::Float | ScalarType::DateTime) => ORDERED,
+        FieldKind::Enum(_) => ENUM,
+        FieldKind::Scalar(ScalarType::Boolean) => BOOL,
+        FieldKind::Scalar(ScalarType::Json) | FieldKind::Relation { .. } => &[],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(types: &str) -> crate::model::Valid<Model> {
+        let mut sources = crate::source::Sources::new();
+        let config = sources.add("svc.yml", "types: t.graphql\n");
+        let file = sources.add("t.graphql", types);
+        crate::frontend::check(&sources, config, &[file])
+            .unwrap_or_else(|d| panic!("{}", d.render(&sources)))
+    }
+
+    #[test]
+    fn sdl_of_a_small_model() {
+        let model = model(
+            r#"enum Mood { HAPPY SAD }
+               type Post @model {
+                 id: ID! @isUnique
+                 updatedAt: DateTime!
+                 title: String!
+                 views: Int
+                 score: Float
+                 draft: Boolean
+                 mood: Mood
+                 tags: [String!]
+                 meta: Json
+                 author: User @relation(name: "UserPosts")
+               }
+               type User @model {
+                 id: ID! @isUnique
+                 posts: [Post!]! @relation(name: "UserPosts")
+               }"#,
+        );
+        let expected = "\
+type Query {
+  SomePostExists(filter: PostFilter, orderBy: PostOrderBy, skip: Int, after: String, before: String, first: Int, last: Int): Boolean!
+  SomeUserExists(filter: UserFilter, orderBy: UserOrderBy, skip: Int, after: String, before: String, first: Int, last: Int): Boolean!
+}
+
+input PostFilter {
+  AND: [PostFilter!]
+  OR: [PostFilter!]
+  id: ID
+  id_not: ID
+  id_in: [ID!]
+  id_not_in: [ID!]
+  id_lt: ID
+  id_lte: ID
+  id_gt: ID
+  id_gte: ID
+  id_contains: ID
+  id_not_contains: ID
+  id_starts_with: ID
+  id_not_starts_with: ID
+  id_ends_with: ID
+  id_not_ends_with: ID
+  updatedAt: DateTime
+  updatedAt_not: DateTime
+  updatedAt_in: [DateTime!]
+  updatedAt_not_in: [DateTime!]
+  updatedAt_lt: DateTime
+  updatedAt_lte: DateTime
+  updatedAt_gt: DateTime
+  updatedAt_gte: DateTime
+  title: String
+  title_not: String
+  title_in: [String!]
+  title_not_in: [String!]
+  title_lt: String
+  title_lte: String
+  title_gt: String
+  title_gte: String
+  title_contains: String
+  title_not_contains: String
+  title_starts_with: String
+  title_not_starts_with: String
+  title_ends_with: String
+  title_not_ends_with: String
+  views: Int
+  views_not: Int
+  views_in: [Int!]
+  views_not_in: [Int!]
+  views_lt: Int
+  views_lte: Int
+  views_gt: Int
+  views_gte: Int
+  score: Float
+  score_not: Float
+  score_in: [Float!]
+  score_not_in: [Float!]
+  score_lt: Float
+  score_lte: Float
+  score_gt: Float
+  score_gte: Float
+  draft: Boolean
+  draft_not: Boolean
+  mood: Mood
+  mood_not: Mood
+  mood_in: [Mood!]
+  mood_not_in: [Mood!]
+  author: UserFilter
+}
+
+enum PostOrderBy {
+  id_ASC
+  id_DESC
+  updatedAt_ASC
+  updatedAt_DESC
+  title_ASC
+  title_DESC
+  views_ASC
+  views_DESC
+  score_ASC
+  score_DESC
+  draft_ASC
+  draft_DESC
+  mood_ASC
+  mood_DESC
+  meta_ASC
+  meta_DESC
+}
+
+input UserFilter {
+  AND: [UserFilter!]
+  OR: [UserFilter!]
+  id: ID
+  id_not: ID
+  id_in: [ID!]
+  id_not_in: [ID!]
+  id_lt: ID
+  id_lte: ID
+  id_gt: ID
+  id_gte: ID
+  id_contains: ID
+  id_not_contains: ID
+  id_starts_with: ID
+  id_not_starts_with: ID
+  id_ends_with: ID
+  id_not_ends_with: ID
+  posts_every: PostFilter
+  posts_some: PostFilter
+  posts_none: PostFilter
+}
+
+enum UserOrderBy {
+  id_ASC
+  id_DESC
+}
+
+enum Mood {
+  HAPPY
+  SAD
+}
+
+scalar DateTime
+
+scalar Json
+";
+        assert_eq!(permission_schema_sdl(&model), expected);
+    }
+
+    /// The SDL is a valid schema for apollo (every model kind, self relations, no models).
+    #[test]
+    fn sdl_is_a_valid_schema() {
+        let model = model(
+            r#"enum E { A }
+               type A @model { id: ID! @isUnique createdAt: DateTime! e: [E!] f: E friends: [A!]! @relation(name: "F") b: B! @relation(name: "AB") }
+               type B @model { id: ID! @isUnique a: A @relation(name: "AB") }"#,
+        );
+        for m in [model.into_inner(), Model::default()] {
+            let sdl = permission_schema_sdl(&m);
+            if let Err(e) =
+                apollo_compiler::Schema::parse_and_validate(sdl.as_str(), "permissions.graphql")
+            {
+                panic!("{}\n{sdl}", e.errors);
+            }
+        }
+    }
+}
