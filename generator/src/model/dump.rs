@@ -112,7 +112,7 @@ fn permission(out: &mut String, model: &Model, p: &Permission) {
     };
     let _ = writeln!(out, "  query {}:", q.name);
     for line in q.text.trim_end().lines() {
-        let _ = writeln!(out, "    | {line}");
+        let _ = writeln!(out, "    |{}{line}", if line.is_empty() { "" } else { " " });
     }
     for c in &q.calls {
         let args: Vec<String> = c

@@ -99,7 +99,7 @@ fn is_graphql_name(s: &str) -> bool {
 }
 
 /// The permissions whose query the generator checks: every entry with `query:` except `*` (which
-/// cannot have one; the shape check reports it).
+/// cannot have one; [`select_queries`] reports it).
 fn has_query(p: &PermissionDecl) -> bool {
     p.operation.value != "*" && p.query.is_some()
 }
@@ -115,6 +115,17 @@ pub fn select_queries(
         .permissions
         .iter()
         .map(|p| {
+            if let Some(q) = &p.query
+                && p.operation.value == "*"
+            {
+                diags.push(
+                    Diagnostic::new(q.span, "the permission `*` cannot have a `query`")
+                        .with_code(CODE)
+                        .with_help(
+                            "`*` allows everything for everybody; remove the `query`, or put it on a type or relation permission like `Post.read`",
+                        ),
+                );
+            }
             if !has_query(p) {
                 return None;
             }
@@ -150,7 +161,9 @@ fn select(sources: &Sources, p: &PermissionDecl, diags: &mut Diagnostics) -> Opt
         match Document::parse(source.text.as_str(), &source.path) {
             Ok(document) => document,
             Err(with_errors) => {
-                for err in with_errors.errors.iter() {
+                // The parser recovers and goes on, but after the first error the rest are
+                // mostly its consequences; the reference reports one message too.
+                if let Some(err) = with_errors.errors.iter().next() {
                     let text = err.error.to_string();
                     let message = text.strip_prefix("syntax error: ").unwrap_or(&text);
                     diags.push(
@@ -215,22 +228,36 @@ fn select(sources: &Sources, p: &PermissionDecl, diags: &mut Diagnostics) -> Opt
             );
             return None;
         }
-        (Some(name), ops) => match ops
-            .iter()
-            .find(|op| op.name.as_ref().is_some_and(|n| n == name))
-        {
-            Some(op) => (*op).clone(),
-            None => {
-                diags.push(
+        (Some(name), ops) => {
+            match ops
+                .iter()
+                .filter(|op| op.name.as_ref().is_some_and(|n| n == name))
+                .collect::<Vec<_>>()
+                .as_slice()
+            {
+                [op] => (**op).clone(),
+                [_, second, ..] => {
+                    diags.push(
                     error(
-                        query.span,
-                        format!("There was no query with the name {name} in the file: {path}"),
+                        span_in(file, second.location()),
+                        format!("There is more than one query with the name {name} in the file: {path}"),
                     )
-                    .with_help(names()),
+                    .with_help("give every operation in the file its own name"),
                 );
-                return None;
+                    return None;
+                }
+                [] => {
+                    diags.push(
+                        error(
+                            query.span,
+                            format!("There was no query with the name {name} in the file: {path}"),
+                        )
+                        .with_help(names()),
+                    );
+                    return None;
+                }
             }
-        },
+        }
     };
     Some(SelectedQuery {
         file,
@@ -288,6 +315,23 @@ pub fn compile(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{PermissionValue, VarSource};
+
+    const TYPES: &str = r#"
+        type Post @model { id: ID! @isUnique title: String author: User @relation(name: "UserPosts") }
+        type User @model { id: ID! @isUnique posts: [Post!]! @relation(name: "UserPosts") }
+    "#;
+
+    /// Runs the front end in memory with query files (path as written in `svc.yml`, text).
+    fn run(yml: &str, queries: &[(&str, &str)]) -> Result<crate::model::Valid<Model>, String> {
+        let mut sources = Sources::new();
+        let config = sources.add("svc.yml", yml);
+        let types = sources.add("types.graphql", TYPES);
+        for (path, text) in queries {
+            sources.add(*path, *text);
+        }
+        crate::frontend::check(&sources, config, &[types]).map_err(|d| d.render(&sources))
+    }
 
     #[test]
     fn query_values() {
@@ -300,5 +344,139 @@ mod tests {
         assert_eq!(split_query_value(":Name"), (":Name", None));
         assert_eq!(split_query_value("a:"), ("a:", None));
         assert_eq!(shown_path("./p/a.graphql"), "p/a.graphql");
+    }
+
+    #[test]
+    fn targets() {
+        let model = run("types: types.graphql\n", &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(resolve_target(&model, "*"), Some(PermissionTarget::All));
+        assert_eq!(
+            resolve_target(&model, "User.delete"),
+            Some(PermissionTarget::Type {
+                ty: crate::model::TypeId(1),
+                op: TypeOperation::Delete
+            })
+        );
+        let rel = |connect, disconnect| {
+            Some(PermissionTarget::Relation {
+                relation: crate::model::RelationId(0),
+                connect,
+                disconnect,
+            })
+        };
+        assert_eq!(
+            resolve_target(&model, "UserPosts.connect"),
+            rel(true, false)
+        );
+        assert_eq!(
+            resolve_target(&model, "UserPosts.disconnect"),
+            rel(false, true)
+        );
+        assert_eq!(resolve_target(&model, "UserPosts.*"), rel(true, true));
+        for bad in ["Post.list", "Post", "Nope.read", "UserPosts.read", ""] {
+            assert_eq!(resolve_target(&model, bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn injected_variables_in_first_use_order() {
+        let yml = "types: types.graphql\npermissions:\n  - operation: Post.update\n    query: ./q.graphql\n";
+        let query = "{ SomeUserExists(filter: { id: $user_id, posts_some: { id: $node_id, title: $new_title } }) SomePostExists(filter: { id: $node_id }) }";
+        let model = run(yml, &[("q.graphql", query)]).unwrap_or_else(|e| panic!("{e}"));
+        let compiled = model.permissions[0]
+            .compiled
+            .as_ref()
+            .unwrap_or_else(|| panic!("no query"));
+        assert_eq!(compiled.name, "./q.graphql");
+        let vars: Vec<(&str, &VarSource)> = compiled
+            .vars
+            .iter()
+            .map(|v| (v.name.as_str(), &v.source))
+            .collect();
+        assert_eq!(
+            vars,
+            [
+                ("user_id", &VarSource::UserId),
+                ("node_id", &VarSource::NodeId),
+                ("new_title", &VarSource::Input(1)),
+            ]
+        );
+        assert!(
+            compiled
+                .text
+                .starts_with("query($user_id: ID, $node_id: ID, $new_title: String) {"),
+            "{}",
+            compiled.text
+        );
+        assert_eq!(compiled.calls.len(), 2);
+        assert_eq!(
+            compiled.calls[1].args,
+            [(
+                "filter".to_owned(),
+                PermissionValue::Object(vec![("id".to_owned(), PermissionValue::Var(1))])
+            )]
+        );
+    }
+
+    #[test]
+    fn queries_without_query_or_on_star_are_not_compiled() {
+        let yml = "types: types.graphql\npermissions:\n  - operation: Post.read\n  - operation: UserPosts.connect\n";
+        let model = run(yml, &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(model.permissions.iter().all(|p| p.compiled.is_none()));
+        let err = run(
+            "types: types.graphql\npermissions:\n  - operation: '*'\n    query: q.graphql\n",
+            &[],
+        )
+        .err()
+        .unwrap_or_default();
+        assert!(
+            err.contains("the permission `*` cannot have a `query`"),
+            "{err}"
+        );
+    }
+
+    /// Odd query files must come back as diagnostics, never as a panic.
+    #[test]
+    fn odd_queries_do_not_panic() {
+        let deep_value = format!(
+            "{{ SomePostExists(filter: {{ AND: {}{{}}{} }}) }}",
+            "[".repeat(400),
+            "]".repeat(400)
+        );
+        let deep_selection = format!(
+            "{{ {}SomePostExists{} }}",
+            "a { ".repeat(400),
+            " }".repeat(400)
+        );
+        let queries = [
+            "",
+            "\u{feff}",
+            "query { SomePostExists(filter: { id: 99999999999999999999999 }) }",
+            "query { SomePostExists(first: 99999999999999999999999) }",
+            "query { SomePostExists(filter: { title_in: 1e999 }) }",
+            "query { ...A } fragment A on Query { ...B } fragment B on Query { ...A }",
+            "query { ...A } fragment A on Query { ...A SomePostExists }",
+            "query { ...Missing }",
+            "query { ... on Post { id } }",
+            "query { SomePostExists { id } }",
+            "query { SomePostExists(filter: $filter) }",
+            "query ($node_id: [[ID!]]) { SomePostExists(filter: { id: $node_id }) }",
+            "query { SomePostExists(filter: { id: $node_id }) } type Post { id: ID }",
+            "query A { SomePostExists } query A { SomePostExists }",
+            "schema { query: Query }",
+            deep_value.as_str(),
+            deep_selection.as_str(),
+        ];
+        for q in queries {
+            for op in ["Post.read", "Post.create", "UserPosts.*"] {
+                for value in ["./q.graphql", "./q.graphql:A"] {
+                    let yml = format!(
+                        "types: types.graphql\npermissions:\n  - operation: {op}\n    query: {value}\n"
+                    );
+                    let res = run(&yml, &[("q.graphql", q)]);
+                    assert!(res.is_err(), "{op} {value} {q} should fail");
+                }
+            }
+        }
     }
 }

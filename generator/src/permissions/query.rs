@@ -203,9 +203,26 @@ impl<'a> Walk<'a> {
     }
 }
 
-/// Every variable in a value, in document order.
-fn usages(cx: &Cx<'_>, value: &Node<Value>, in_filter: bool, out: &mut Vec<Usage>) {
+/// Every variable in a value, in document order. Reports numbers the server could not represent
+/// (integers beyond 64 bits, floats beyond `f64`), which custom scalars would otherwise let pass.
+fn usages(cx: &mut Cx<'_>, value: &Node<Value>, in_filter: bool, out: &mut Vec<Usage>) {
     match value.as_ref() {
+        Value::Int(i) if i.as_str().parse::<i64>().is_err() => {
+            let span = cx.span(value);
+            cx.error(
+                span,
+                format!("the integer `{}` is too large", i.as_str()),
+                format!("write ids as strings, like `\"{}\"`", i.as_str()),
+            );
+        }
+        Value::Float(f) if f.try_to_f64().is_err() => {
+            let span = cx.span(value);
+            cx.error(
+                span,
+                format!("the number `{}` is too large", f.as_str()),
+                "use a number within the range of a 64-bit float",
+            );
+        }
         Value::Variable(name) => out.push(Usage {
             name: name.clone(),
             span: cx.span(value),
@@ -302,7 +319,7 @@ pub fn compile_query(
     let mut used = Vec::new();
     for f in &fields {
         for arg in &f.arguments {
-            usages(&cx, &arg.value, arg.name == "filter", &mut used);
+            usages(&mut cx, &arg.value, arg.name == "filter", &mut used);
         }
     }
     let mut op_node = op.clone();
@@ -344,6 +361,7 @@ pub fn compile_query(
         }
         op_node.make_mut().variables = injected;
     } else {
+        let mut retyped: Vec<(Name, Name)> = Vec::new();
         for def in &op.variables {
             cx.directives(&def.directives);
             let span = cx.span(def);
@@ -368,11 +386,16 @@ pub fn compile_query(
                 cx.error(
                     span,
                     format!(
-                        "the variable `${}` is declared as `{}`, but the server supplies a `{}`",
+                        "the variable `${}` is declared as `{}`, but the server supplies a value of type `{}`",
                         def.name, def.ty, v.ty
                     ),
                     format!("declare it as `${}: {}` (or `{}!`)", def.name, v.ty, v.ty),
                 );
+                // Validate the rest with the supplied type, so the uses of the variable do not
+                // repeat the problem.
+                if let Ok(ty) = Name::new(&v.ty) {
+                    retyped.push((def.name.clone(), ty));
+                }
             }
             if let Some(default) = &def.default_value {
                 let span = cx.span(default);
@@ -381,6 +404,20 @@ pub fn compile_query(
                     format!("the variable `${}` has a default value", def.name),
                     "the server always supplies the value of a permission variable; remove the default",
                 );
+            }
+        }
+        if !retyped.is_empty() {
+            for def in &mut op_node.make_mut().variables {
+                if let Some((_, ty)) = retyped.iter().find(|(n, _)| *n == def.name) {
+                    let ty = match def.ty.as_ref() {
+                        Type::NonNullNamed(_) | Type::NonNullList(_) => {
+                            Type::NonNullNamed(ty.clone())
+                        }
+                        Type::Named(_) | Type::List(_) => Type::Named(ty.clone()),
+                    };
+                    let ty = def.ty.same_location(ty);
+                    def.make_mut().ty = ty;
+                }
             }
         }
         for u in &used {
@@ -484,10 +521,19 @@ pub fn compile_query(
         let Some(&ty) = schema.exists.get(f.name.as_str()) else {
             continue;
         };
+        let definition = schema_ok.type_field("Query", &f.name).ok();
         let args = f
             .arguments
             .iter()
-            .map(|a: &Node<Argument>| (a.name.to_string(), convert(&a.value, &cx, &mut vars)))
+            .map(|a: &Node<Argument>| {
+                let ty = definition
+                    .and_then(|d| d.arguments.iter().find(|x| x.name == a.name))
+                    .map(|x| &*x.ty);
+                (
+                    a.name.to_string(),
+                    convert(&a.value, ty, schema_ok, &cx, &mut vars),
+                )
+            })
             .collect();
         calls.push(ExistsCall { key, ty, args });
     }
@@ -499,8 +545,23 @@ pub fn compile_query(
     })
 }
 
-/// An argument value as a [`PermissionValue`]; variables are added to `vars` on first use.
-fn convert(value: &Value, cx: &Cx<'_>, vars: &mut Vec<PermissionVar>) -> PermissionValue {
+/// An argument value as a [`PermissionValue`], coerced to the type `ty` the schema expects where
+/// GraphQL's input coercion changes the shape (a single value in a list position becomes a list
+/// of one, so the runtime sees the same tree a request would give it). Variables are added to
+/// `vars` on first use.
+fn convert(
+    value: &Value,
+    ty: Option<&Type>,
+    schema: &Schema,
+    cx: &Cx<'_>,
+    vars: &mut Vec<PermissionVar>,
+) -> PermissionValue {
+    if let Some(ty) = ty
+        && ty.is_list()
+        && !matches!(value, Value::List(_) | Value::Null | Value::Variable(_))
+    {
+        return PermissionValue::List(vec![convert(value, Some(ty.item_type()), schema, cx, vars)]);
+    }
     match value {
         Value::Null => PermissionValue::Null,
         Value::Enum(n) => PermissionValue::Enum(n.to_string()),
@@ -522,21 +583,34 @@ fn convert(value: &Value, cx: &Cx<'_>, vars: &mut Vec<PermissionVar>) -> Permiss
             PermissionValue::Var(index)
         }
         Value::String(s) => PermissionValue::String(s.clone()),
-        // Validated: an `Int` fits in 32 bits; an integer literal in a `Float` position may not.
+        // Checked by `usages`: every integer literal fits in 64 bits.
         Value::Int(i) => match i.as_str().parse::<i64>() {
             Ok(n) => PermissionValue::Int(n),
-            Err(_) => PermissionValue::Float(i.try_to_f64().unwrap_or(f64::MAX)),
+            Err(_) => PermissionValue::String(i.as_str().to_owned()),
         },
+        // Checked by `usages`: every float literal fits in an `f64`.
         Value::Float(f) => PermissionValue::Float(f.try_to_f64().unwrap_or(f64::MAX)),
         Value::Boolean(b) => PermissionValue::Boolean(*b),
         Value::List(items) => {
-            PermissionValue::List(items.iter().map(|v| convert(v, cx, vars)).collect())
+            let item = ty.map(Type::item_type);
+            PermissionValue::List(
+                items
+                    .iter()
+                    .map(|v| convert(v, item, schema, cx, vars))
+                    .collect(),
+            )
         }
-        Value::Object(fields) => PermissionValue::Object(
-            fields
-                .iter()
-                .map(|(k, v)| (k.to_string(), convert(v, cx, vars)))
-                .collect(),
-        ),
+        Value::Object(fields) => {
+            let object = ty.and_then(|t| schema.get_input_object(t.inner_named_type()));
+            PermissionValue::Object(
+                fields
+                    .iter()
+                    .map(|(k, v)| {
+                        let ty = object.and_then(|o| o.fields.get(k)).map(|f| &*f.ty);
+                        (k.to_string(), convert(v, ty, schema, cx, vars))
+                    })
+                    .collect(),
+            )
+        }
     }
 }

@@ -25,14 +25,7 @@ pub fn check(ast: &Ast, config: &Config, diags: &mut Diagnostics) {
                         .with_help("only type permissions like `Post.read` restrict fields"),
                 );
             }
-            if let Some(q) = &p.query {
-                diags.push(
-                    Diagnostic::new(q.span, "the permission `*` cannot have a `query`").with_help(
-                        "`*` allows everything for everybody; put the query on a type or \
-                             relation permission like `Post.read`",
-                    ),
-                );
-            }
+            // A `query` on `*` is reported by `crate::permissions::select_queries`.
             continue;
         };
         if let Target::Object(i) = ast.target(name) {
