@@ -23,8 +23,8 @@
 use std::collections::HashMap;
 
 use apollo_compiler::ast::{
-    Argument, Definition, DirectiveList, Document, Field, FragmentDefinition, OperationType,
-    Selection, Type, Value, VariableDefinition,
+    Argument, Definition, DirectiveList, Document, Field, FragmentDefinition, OperationDefinition,
+    OperationType, Selection, Type, Value, VariableDefinition,
 };
 use apollo_compiler::diagnostic::ToCliReport;
 use apollo_compiler::validation::Valid;
@@ -160,7 +160,7 @@ impl<'a> Walk<'a> {
                             cx.error(
                                 span,
                                 format!("`{}` cannot be selected in a permission query", f.name),
-                                "select only `Some<Type>Exists` fields; the query grants when all of them are true",
+                                "select only `Some<Type>Exists` fields (aliases and fragments are fine; a fragment's fields count as selected); the query grants when all of them are true",
                             );
                         } else {
                             self.fields.push(f);
@@ -323,144 +323,22 @@ pub fn compile_query(
         }
     }
     let mut op_node = op.clone();
-    let mut reported: Vec<&str> = Vec::new();
     if op.variables.is_empty() {
-        let mut injected: Vec<Node<VariableDefinition>> = Vec::new();
-        for u in &used {
-            if injected.iter().any(|d| d.name == u.name) || reported.contains(&u.name.as_str()) {
-                continue;
-            }
-            match cx.supplied(&u.name) {
-                Some(v) => {
-                    let ty = Name::new(&v.ty).map_err(|_| {
-                        vec![Diagnostic::new(
-                            u.span,
-                            format!("invalid type name `{}`", v.ty),
-                        )]
-                    })?;
-                    injected.push(Node::new(VariableDefinition {
-                        name: u.name.clone(),
-                        ty: Node::new(Type::Named(ty)),
-                        default_value: None,
-                        directives: DirectiveList::new(),
-                    }));
-                }
-                None => {
-                    reported.push(u.name.as_str());
-                    let help = cx.available();
-                    cx.error(
-                        u.span,
-                        format!(
-                            "the variable `${}` is not supplied for this permission",
-                            u.name
-                        ),
-                        help,
-                    );
-                }
-            }
-        }
-        op_node.make_mut().variables = injected;
+        op_node.make_mut().variables = inject_variables(&mut cx, &used);
     } else {
-        let mut retyped: Vec<(Name, Name)> = Vec::new();
-        for def in &op.variables {
-            cx.directives(&def.directives);
-            let span = cx.span(def);
-            let Some(v) = cx.supplied(&def.name).cloned() else {
-                let help = cx.available();
-                cx.error(
-                    span,
-                    format!(
-                        "the variable `${}` is not supplied for this permission",
-                        def.name
-                    ),
-                    help,
-                );
-                continue;
-            };
-            let matches = match def.ty.as_ref() {
-                Type::Named(n) | Type::NonNullNamed(n) => n.as_str() == v.ty,
-                Type::List(_) | Type::NonNullList(_) => false,
-            };
-            if !matches {
-                let span = cx.span(&def.ty);
-                cx.error(
-                    span,
-                    format!(
-                        "the variable `${}` is declared as `{}`, but the server supplies a value of type `{}`",
-                        def.name, def.ty, v.ty
-                    ),
-                    format!("declare it as `${}: {}` (or `{}!`)", def.name, v.ty, v.ty),
-                );
-                // Validate the rest with the supplied type, so the uses of the variable do not
-                // repeat the problem.
-                if let Ok(ty) = Name::new(&v.ty) {
-                    retyped.push((def.name.clone(), ty));
-                }
-            }
-            if let Some(default) = &def.default_value {
-                let span = cx.span(default);
-                cx.error(
-                    span,
-                    format!("the variable `${}` has a default value", def.name),
-                    "the server always supplies the value of a permission variable; remove the default",
-                );
-            }
-        }
-        if !retyped.is_empty() {
-            for def in &mut op_node.make_mut().variables {
-                if let Some((_, ty)) = retyped.iter().find(|(n, _)| *n == def.name) {
-                    let ty = match def.ty.as_ref() {
-                        Type::NonNullNamed(_) | Type::NonNullList(_) => {
-                            Type::NonNullNamed(ty.clone())
-                        }
-                        Type::Named(_) | Type::List(_) => Type::Named(ty.clone()),
-                    };
-                    let ty = def.ty.same_location(ty);
-                    def.make_mut().ty = ty;
-                }
-            }
-        }
-        for u in &used {
-            if op.variables.iter().any(|d| d.name == u.name) || reported.contains(&u.name.as_str())
-            {
-                continue;
-            }
-            reported.push(u.name.as_str());
-            match cx.supplied(&u.name).cloned() {
-                Some(v) => cx.error(
-                    u.span,
-                    format!("the variable `${}` is used but not declared", u.name),
-                    format!(
-                        "declare it as `${}: {}`, or declare no variables at all and the server declares the ones the query uses",
-                        u.name, v.ty
-                    ),
-                ),
-                None => {
-                    let help = cx.available();
-                    cx.error(
-                        u.span,
-                        format!("the variable `${}` is not supplied for this permission", u.name),
-                        help,
-                    );
-                }
+        let retyped = declared_variables(&mut cx, op, &used);
+        for def in &mut op_node.make_mut().variables {
+            if let Some((_, ty)) = retyped.iter().find(|(n, _)| *n == def.name) {
+                let ty = match def.ty.as_ref() {
+                    Type::NonNullNamed(_) | Type::NonNullList(_) => Type::NonNullNamed(ty.clone()),
+                    Type::Named(_) | Type::List(_) => Type::Named(ty.clone()),
+                };
+                let ty = def.ty.same_location(ty);
+                def.make_mut().ty = ty;
             }
         }
     }
-    for u in &used {
-        let Some(v) = cx.supplied(&u.name) else {
-            continue;
-        };
-        if !u.in_filter && is_node_dependent(&v.source, cx.target) {
-            cx.error(
-                u.span,
-                format!(
-                    "the variable `${}` depends on the node being checked and may be used only inside `filter`",
-                    u.name
-                ),
-                "the server checks many nodes in one SQL statement; compare the value inside `filter`, like `filter: { id: $node_id }`",
-            );
-        }
-    }
+    node_variables(&mut cx, &used);
 
     // The document as the server runs it: the operation and the fragments it uses.
     let mut document = Document::new();
@@ -543,6 +421,142 @@ pub fn compile_query(
         calls,
         vars,
     })
+}
+
+/// The definitions the server adds to an operation that declares no variables: one per supplied
+/// variable the query uses, in first-use order, typed with the supplied type (nullable). Reports
+/// the used variables that are not supplied.
+fn inject_variables(cx: &mut Cx<'_>, used: &[Usage]) -> Vec<Node<VariableDefinition>> {
+    let mut injected: Vec<Node<VariableDefinition>> = Vec::new();
+    let mut reported: Vec<&Name> = Vec::new();
+    for u in used {
+        if injected.iter().any(|d| d.name == u.name) || reported.contains(&&u.name) {
+            continue;
+        }
+        match cx.supplied(&u.name).map(|v| Name::new(&v.ty)) {
+            Some(Ok(ty)) => injected.push(Node::new(VariableDefinition {
+                name: u.name.clone(),
+                ty: Node::new(Type::Named(ty)),
+                default_value: None,
+                directives: DirectiveList::new(),
+            })),
+            // Supplied types are GraphQL names; were one not, validation reports the variable
+            // as undefined.
+            Some(Err(_)) => {}
+            None => {
+                reported.push(&u.name);
+                let help = cx.available();
+                cx.error(
+                    u.span,
+                    format!(
+                        "the variable `${}` is not supplied for this permission",
+                        u.name
+                    ),
+                    help,
+                );
+            }
+        }
+    }
+    injected
+}
+
+/// Checks the variables an operation declares against the supplied ones, and the used variables
+/// against the declarations. Returns the declarations to validate with the supplied type
+/// instead of the declared one (already reported), so their uses do not repeat the problem.
+fn declared_variables(
+    cx: &mut Cx<'_>,
+    op: &OperationDefinition,
+    used: &[Usage],
+) -> Vec<(Name, Name)> {
+    let mut retyped = Vec::new();
+    for def in &op.variables {
+        cx.directives(&def.directives);
+        let span = cx.span(def);
+        let Some(v) = cx.supplied(&def.name).cloned() else {
+            let help = cx.available();
+            cx.error(
+                span,
+                format!(
+                    "the variable `${}` is not supplied for this permission",
+                    def.name
+                ),
+                help,
+            );
+            continue;
+        };
+        let matches = match def.ty.as_ref() {
+            Type::Named(n) | Type::NonNullNamed(n) => n.as_str() == v.ty,
+            Type::List(_) | Type::NonNullList(_) => false,
+        };
+        if !matches {
+            let span = cx.span(&def.ty);
+            cx.error(
+                span,
+                format!(
+                    "the variable `${}` is declared as `{}`, but the server supplies a value of type `{}`",
+                    def.name, def.ty, v.ty
+                ),
+                format!("declare it as `${}: {}` (or `{}!`)", def.name, v.ty, v.ty),
+            );
+            if let Ok(ty) = Name::new(&v.ty) {
+                retyped.push((def.name.clone(), ty));
+            }
+        }
+        if let Some(default) = &def.default_value {
+            let span = cx.span(default);
+            cx.error(
+                span,
+                format!("the variable `${}` has a default value", def.name),
+                "the server always supplies the value of a permission variable; remove the default",
+            );
+        }
+    }
+    let mut reported: Vec<&Name> = Vec::new();
+    for u in used {
+        if op.variables.iter().any(|d| d.name == u.name) || reported.contains(&&u.name) {
+            continue;
+        }
+        reported.push(&u.name);
+        match cx.supplied(&u.name).cloned() {
+            Some(v) => cx.error(
+                u.span,
+                format!("the variable `${}` is used but not declared", u.name),
+                format!(
+                    "declare it as `${}: {}`, or declare no variables at all and the server declares the ones the query uses",
+                    u.name, v.ty
+                ),
+            ),
+            None => {
+                let help = cx.available();
+                cx.error(
+                    u.span,
+                    format!("the variable `${}` is not supplied for this permission", u.name),
+                    help,
+                );
+            }
+        }
+    }
+    retyped
+}
+
+/// Node-dependent variables must stay inside `filter`: the runtime evaluates a permission query
+/// for many nodes in one SQL statement, where only the filter can refer to the node's row.
+fn node_variables(cx: &mut Cx<'_>, used: &[Usage]) {
+    for u in used {
+        let Some(v) = cx.supplied(&u.name) else {
+            continue;
+        };
+        if !u.in_filter && is_node_dependent(&v.source, cx.target) {
+            cx.error(
+                u.span,
+                format!(
+                    "the variable `${}` depends on the node being checked and may be used only inside `filter`",
+                    u.name
+                ),
+                "the server checks many nodes in one SQL statement; compare the value inside `filter`, like `filter: { id: $node_id }`",
+            );
+        }
+    }
 }
 
 /// An argument value as a [`PermissionValue`], coerced to the type `ty` the schema expects where
