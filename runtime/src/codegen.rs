@@ -11,8 +11,12 @@ pub use crate::__enum_conversions as enum_conversions;
 pub use crate::auth::current_user;
 pub use crate::cli::ServiceDef;
 pub use crate::filter::{Filter, OrderBy};
-pub use crate::meta::{FieldMeta, Kind, Lit, ModelMeta, RelFieldMeta, RelationMeta, ServiceMeta};
+pub use crate::meta::{
+    ExistsCall, FieldMeta, Kind, Lit, ModelMeta, Operation, PermValue, PermissionMeta,
+    PermissionQuery, PermissionTarget, RelFieldMeta, RelationMeta, ServiceMeta, VarSource,
+};
 pub use crate::nested::{NestedCreate, RelArg, Write, rel, rel_ids};
+pub use crate::permissions::ReadGuard;
 pub use crate::read::{ListArgs, QueryMeta, all, by_id, count, node_model, one, some_exists};
 pub use crate::record::{
     Column, EnumValue, IntoVal, ListItem, Record, get, get_enum, get_opt, opt, req,

@@ -66,6 +66,21 @@ pub enum Cond {
         text: String,
         negate: bool,
     },
+    /// Compares a field with a column of the node a permission query is evaluated for (the
+    /// outer row [`OUTER`]); equality is null-safe, as `f: $var` with a null variable means
+    /// `f IS NULL`.
+    CmpOuter {
+        field: usize,
+        op: CmpOp,
+        column: String,
+    },
+    /// `_contains`-style match against a column of the outer row, matched literally.
+    LikeOuter {
+        field: usize,
+        kind: LikeKind,
+        column: String,
+        negate: bool,
+    },
     /// A condition on the nodes related through `meta.relations[rel]`.
     Rel {
         rel: usize,
@@ -99,6 +114,35 @@ impl Cond {
             Cond::Rel { cond, .. } => cond.check(),
             _ => Ok(()),
         }
+    }
+}
+
+/// The alias of the outer row in permission queries evaluated for many nodes at once.
+pub const OUTER: &str = "o";
+
+/// The key of the marker object that stands for a column of the outer row in a filter value
+/// (a control character, so no GraphQL input can spell it).
+const OUTER_KEY: &str = "\u{1}outer";
+
+/// A filter value standing for the column `column` of the outer row: what permission variables
+/// like `$node_id` become before the filter is parsed.
+pub fn outer_value(column: &str) -> Value {
+    let mut map = IndexMap::new();
+    map.insert(
+        async_graphql::Name::new(OUTER_KEY),
+        Value::String(column.to_owned()),
+    );
+    Value::Object(map)
+}
+
+/// The outer column a marker value stands for.
+fn outer_column(v: &Value) -> Option<&str> {
+    match v {
+        Value::Object(map) if map.len() == 1 => match map.get(OUTER_KEY) {
+            Some(Value::String(column)) => Some(column),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -340,6 +384,33 @@ fn parse_relation(
 }
 
 fn parse_key(field: &FieldMeta, idx: usize, suffix: &str, v: &Value) -> Result<Cond, String> {
+    if let Some(column) = outer_column(v) {
+        return parse_outer_key(idx, suffix, column);
+    }
+    if let (Value::List(items), "_in" | "_not_in") = (v, suffix)
+        && items.iter().any(|it| outer_column(it).is_some())
+    {
+        // `f_in: [$node_x, "a"]`: the constants as `IN`, each outer column as `=` (or, for
+        // `_not_in`, all of them as `<>`).
+        let negate = suffix == "_not_in";
+        let (outer, consts): (Vec<&Value>, Vec<&Value>) =
+            items.iter().partition(|it| outer_column(it).is_some());
+        let consts = Value::List(consts.into_iter().cloned().collect());
+        let mut parts = vec![parse_key(field, idx, suffix, &consts)?];
+        for it in outer {
+            let column = outer_column(it).unwrap_or_default();
+            parts.push(parse_outer_key(
+                idx,
+                if negate { "_not" } else { "" },
+                column,
+            )?);
+        }
+        return Ok(if negate {
+            Cond::All(parts)
+        } else {
+            Cond::Any(parts)
+        });
+    }
     let val = || Val::from_graphql(v, field.kind);
     let like = |kind, negate| -> Result<Cond, String> {
         Ok(match val()? {
@@ -408,6 +479,37 @@ fn parse_key(field: &FieldMeta, idx: usize, suffix: &str, v: &Value) -> Result<C
         "_not_starts_with" => like(LikeKind::StartsWith, true)?,
         "_ends_with" => like(LikeKind::EndsWith, false)?,
         "_not_ends_with" => like(LikeKind::EndsWith, true)?,
+        other => return Err(format!("unknown filter suffix `{other}`")),
+    })
+}
+
+/// A filter key whose value is a column of the outer row.
+fn parse_outer_key(idx: usize, suffix: &str, column: &str) -> Result<Cond, String> {
+    let column = column.to_owned();
+    let cmp = |op| Cond::CmpOuter {
+        field: idx,
+        op,
+        column: column.clone(),
+    };
+    let like = |kind, negate| Cond::LikeOuter {
+        field: idx,
+        kind,
+        column: column.clone(),
+        negate,
+    };
+    Ok(match suffix {
+        "" | "_in" => cmp(CmpOp::Eq),
+        "_not" | "_not_in" => cmp(CmpOp::Ne),
+        "_lt" => cmp(CmpOp::Lt),
+        "_lte" => cmp(CmpOp::Le),
+        "_gt" => cmp(CmpOp::Gt),
+        "_gte" => cmp(CmpOp::Ge),
+        "_contains" => like(LikeKind::Contains, false),
+        "_not_contains" => like(LikeKind::Contains, true),
+        "_starts_with" => like(LikeKind::StartsWith, false),
+        "_not_starts_with" => like(LikeKind::StartsWith, true),
+        "_ends_with" => like(LikeKind::EndsWith, false),
+        "_not_ends_with" => like(LikeKind::EndsWith, true),
         other => return Err(format!("unknown filter suffix `{other}`")),
     })
 }
@@ -484,6 +586,51 @@ pub fn render(cond: &Cond, meta: &ModelMeta, alias: &str, sql: &mut Sql) {
             sql.push(op)
                 .bind(sea_orm::Value::String(Some(pattern)))
                 .push(" ESCAPE '\\'");
+        }
+        Cond::CmpOuter { field, op, column } => {
+            let f = &meta.fields[*field];
+            sql.col(alias, f.name);
+            let null_safe = match (sql.backend(), op) {
+                (Backend::Sqlite, CmpOp::Eq) => Some(" IS "),
+                (Backend::Sqlite, CmpOp::Ne) => Some(" IS NOT "),
+                (Backend::Postgres, CmpOp::Eq) => Some(" IS NOT DISTINCT FROM "),
+                (Backend::Postgres, CmpOp::Ne) => Some(" IS DISTINCT FROM "),
+                _ => None,
+            };
+            sql.push(null_safe.unwrap_or(match op {
+                CmpOp::Lt => " < ",
+                CmpOp::Le => " <= ",
+                CmpOp::Gt => " > ",
+                _ => " >= ",
+            }));
+            sql.col(OUTER, column);
+        }
+        Cond::LikeOuter {
+            field,
+            kind,
+            column,
+            negate,
+        } => {
+            let f = &meta.fields[*field];
+            sql.col(alias, f.name);
+            let op = match (sql.backend(), negate) {
+                (Backend::Sqlite, false) => " LIKE ",
+                (Backend::Sqlite, true) => " NOT LIKE ",
+                (Backend::Postgres, false) => " ILIKE ",
+                (Backend::Postgres, true) => " NOT ILIKE ",
+            };
+            sql.push(op);
+            if *kind != LikeKind::StartsWith {
+                sql.push("'%' || ");
+            }
+            // The outer value is escaped in SQL, as `escape_like` does for constants.
+            sql.push("REPLACE(REPLACE(REPLACE(CAST(");
+            sql.col(OUTER, column);
+            sql.push(" AS TEXT), '\\', '\\\\'), '%', '\\%'), '_', '\\_')");
+            if *kind != LikeKind::EndsWith {
+                sql.push(" || '%'");
+            }
+            sql.push(" ESCAPE '\\'");
         }
         Cond::Rel { rel, quant, cond } => {
             let field = &meta.relations[*rel];
@@ -566,18 +713,22 @@ impl<R: Record> OrderBy<R> {
     }
 
     fn items() -> impl Iterator<Item = (usize, bool, String)> {
-        R::META
-            .fields
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.exposed && !f.list && f.kind != Kind::Relation)
-            .flat_map(|(i, f)| {
-                [
-                    (i, false, format!("{}_ASC", f.name)),
-                    (i, true, format!("{}_DESC", f.name)),
-                ]
-            })
+        order_items(R::META)
     }
+}
+
+/// The values of `<Type>OrderBy` for `meta`: `(field index, descending, name)`.
+pub(crate) fn order_items(meta: &'static ModelMeta) -> impl Iterator<Item = (usize, bool, String)> {
+    meta.fields
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.exposed && !f.list && f.kind != Kind::Relation)
+        .flat_map(|(i, f)| {
+            [
+                (i, false, format!("{}_ASC", f.name)),
+                (i, true, format!("{}_DESC", f.name)),
+            ]
+        })
 }
 
 impl<R: Record> InputType for OrderBy<R> {

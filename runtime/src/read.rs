@@ -39,39 +39,20 @@ pub struct ListArgs<R> {
 impl<R: Record> ListArgs<R> {
     /// Checks the reference's rules (3014, 3026–3028, 2041, 3033) and resolves the order.
     pub(crate) fn page(self) -> ApiResult<Page> {
-        if self.first.is_some() && self.last.is_some() {
-            return Err(ApiError::InvalidConnectionArguments);
-        }
-        if self.first.is_some_and(|n| n < 0) {
-            return Err(ApiError::InvalidFirstArgument);
-        }
-        if self.last.is_some_and(|n| n < 0) {
-            return Err(ApiError::InvalidLastArgument);
-        }
-        if self.skip.is_some_and(|n| n < 0) {
-            return Err(ApiError::InvalidSkipArgument);
-        }
-        if let Some(n) = self.first.or(self.last).filter(|&n| n > MAX_NODES) {
-            return Err(ApiError::TooManyNodesRequested(n));
-        }
-        let filter = self.filter.map(|f| f.cond);
-        if let Some(f) = &filter {
-            f.check()?;
-        }
-        let keys = self
+        let keys: Vec<(usize, bool)> = self
             .order_by
             .into_iter()
             .chain(self.order_by_list.into_iter().flatten())
-            .map(|o| (o.field, o.descending));
-        Ok(Page {
-            filter,
-            order: Order::new(R::META, keys),
-            skip: self.skip.filter(|&s| s > 0),
-            after: self.after,
-            before: self.before,
-            first: self.first,
-            last: self.last,
-        })
+            .map(|o| (o.field, o.descending))
+            .collect();
+        Page::new(
+            R::META,
+            self.filter.map(|f| f.cond),
+            keys,
+            [self.skip, self.first, self.last],
+            self.after,
+            self.before,
+        )
     }
 
     /// Only the filter matters for counts (the reference ignores the other arguments).
@@ -128,6 +109,45 @@ pub(crate) struct Page {
 }
 
 impl Page {
+    /// A checked page over `meta` (the reference's rules 3014, 3026–3028, 2041, 3033) from
+    /// untyped arguments; `counts` is `[skip, first, last]`.
+    pub(crate) fn new(
+        meta: &ModelMeta,
+        filter: Option<Cond>,
+        order_keys: Vec<(usize, bool)>,
+        [skip, first, last]: [Option<i32>; 3],
+        after: Option<String>,
+        before: Option<String>,
+    ) -> ApiResult<Page> {
+        if first.is_some() && last.is_some() {
+            return Err(ApiError::InvalidConnectionArguments);
+        }
+        if first.is_some_and(|n| n < 0) {
+            return Err(ApiError::InvalidFirstArgument);
+        }
+        if last.is_some_and(|n| n < 0) {
+            return Err(ApiError::InvalidLastArgument);
+        }
+        if skip.is_some_and(|n| n < 0) {
+            return Err(ApiError::InvalidSkipArgument);
+        }
+        if let Some(n) = first.or(last).filter(|&n| n > MAX_NODES) {
+            return Err(ApiError::TooManyNodesRequested(n));
+        }
+        if let Some(f) = &filter {
+            f.check()?;
+        }
+        Ok(Page {
+            filter,
+            order: Order::new(meta, order_keys),
+            skip: skip.filter(|&s| s > 0),
+            after,
+            before,
+            first,
+            last,
+        })
+    }
+
     /// With `last`, rows are read from the other end and reversed afterwards.
     pub(crate) fn reads_backwards(&self) -> bool {
         self.last.is_some()

@@ -20,6 +20,7 @@ use tokio::sync::oneshot;
 use crate::error::{ApiError, ApiResult};
 use crate::filter::{Cond, Filter, render};
 use crate::meta::{ModelMeta, RelFieldMeta};
+use crate::permissions::read::ReadChecks;
 use crate::read::{ListArgs, Page, QueryMeta, push_columns, push_order};
 use crate::record::Record;
 use crate::state::State;
@@ -85,11 +86,12 @@ struct Pending {
     led: bool,
 }
 
-/// The per-request batch loader of relation fields.
+/// The per-request batch loaders: relation fields, and read-permission checks.
 pub struct RelLoaders {
     state: Arc<State>,
     counter: Arc<Counter>,
     pending: Mutex<Pending>,
+    pub(crate) checks: ReadChecks,
 }
 
 /// A loader for one request.
@@ -98,10 +100,36 @@ pub fn loaders(state: Arc<State>, counter: Arc<Counter>) -> Arc<RelLoaders> {
         state,
         counter,
         pending: Mutex::new(Pending::default()),
+        checks: ReadChecks::default(),
     })
 }
 
+/// Yields to the executor until `len` (the number of keys a batch has collected) stays the same
+/// for [`QUIET_ROUNDS`] rounds: by then every sibling resolver has enqueued its key.
+pub(crate) async fn settle(len: impl Fn() -> usize) {
+    let mut seen = len();
+    let mut quiet = 0;
+    while quiet < QUIET_ROUNDS {
+        tokio::task::yield_now().await;
+        let now = len();
+        if now == seen {
+            quiet += 1;
+        } else {
+            seen = now;
+            quiet = 0;
+        }
+    }
+}
+
 impl RelLoaders {
+    pub(crate) fn state(&self) -> &State {
+        &self.state
+    }
+
+    pub(crate) fn counter(&self) -> &Counter {
+        &self.counter
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -131,18 +159,7 @@ impl RelLoaders {
 
     /// Waits until the siblings have enqueued their keys, then runs the batch.
     async fn lead(&self) {
-        let mut seen = self.lock().waiters.len();
-        let mut quiet = 0;
-        while quiet < QUIET_ROUNDS {
-            tokio::task::yield_now().await;
-            let now = self.lock().waiters.len();
-            if now == seen {
-                quiet += 1;
-            } else {
-                seen = now;
-                quiet = 0;
-            }
-        }
+        settle(|| self.lock().waiters.len()).await;
         let waiters = {
             let mut pending = self.lock();
             pending.led = false;

@@ -13,6 +13,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::filter::{Filter, render};
 use crate::meta::{FieldMeta, Kind, ModelMeta};
 use crate::nested::{RelArg, Write};
+use crate::permissions::Perms;
+use crate::permissions::read::allow_payload;
 use crate::read::{find_by, push_select};
 use crate::record::Record;
 use crate::state::{State, request_counter};
@@ -42,7 +44,12 @@ async fn in_transaction<T>(
 /// `create<T>(…)`.
 pub async fn create<R: Record>(ctx: &Context<'_>, args: Write) -> async_graphql::Result<Option<R>> {
     let backend = State::of(ctx).db.backend();
-    let row = in_transaction(ctx, async |tx| insert_node(tx, R::META, args, None).await).await?;
+    let perms = Perms::of(ctx);
+    allow_payload(ctx, payload_fields(R::META, &args));
+    let row = in_transaction(ctx, async |tx| {
+        insert_node(tx, &perms, R::META, args, None).await
+    })
+    .await?;
     Ok(Some(R::decode(&row, backend).map_err(ApiError::from)?))
 }
 
@@ -53,7 +60,12 @@ pub async fn update<R: Record>(
     args: Write,
 ) -> async_graphql::Result<Option<R>> {
     let backend = State::of(ctx).db.backend();
-    let row = in_transaction(ctx, async |tx| update_node(tx, R::META, &id, args).await).await?;
+    let perms = Perms::of(ctx);
+    allow_payload(ctx, payload_fields(R::META, &args));
+    let row = in_transaction(ctx, async |tx| {
+        update_node(tx, &perms, R::META, &id, args).await
+    })
+    .await?;
     Ok(Some(R::decode(&row, backend).map_err(ApiError::from)?))
 }
 
@@ -66,15 +78,18 @@ pub async fn update_or_create<R: Record>(
     create: Write,
 ) -> async_graphql::Result<Option<R>> {
     let backend = State::of(ctx).db.backend();
+    let perms = Perms::of(ctx);
     let row = in_transaction(ctx, async |tx| {
         let exists = is_valid_id(&id)
             && find_by::<R, _>(tx, R::META.id, &Val::String(id.to_string()))
                 .await?
                 .is_some();
         if exists {
-            update_node(tx, R::META, &id, update).await
+            allow_payload(ctx, payload_fields(R::META, &update));
+            update_node(tx, &perms, R::META, &id, update).await
         } else {
-            insert_node(tx, R::META, create, None).await
+            allow_payload(ctx, payload_fields(R::META, &create));
+            insert_node(tx, &perms, R::META, create, None).await
         }
     })
     .await?;
@@ -85,10 +100,13 @@ pub async fn update_or_create<R: Record>(
 pub async fn delete<R: Record>(ctx: &Context<'_>, id: ID) -> async_graphql::Result<Option<R>> {
     let meta = R::META;
     check_id(&id)?;
+    let perms = Perms::of(ctx);
+    allow_payload(ctx, vec![meta.fields[meta.id].name]);
     let node = in_transaction(ctx, async |tx| {
         let node = find_by::<R, _>(tx, meta.id, &Val::String(id.to_string()))
             .await?
             .ok_or_else(|| not_found(meta, &id))?;
+        perms.check_delete(tx, meta, &[id.as_str()]).await?;
         delete_nodes(tx, meta, vec![id.to_string()]).await?;
         Ok(node)
     })
@@ -102,6 +120,20 @@ pub async fn delete<R: Record>(ctx: &Context<'_>, id: ID) -> async_graphql::Resu
 pub struct BatchPayload {
     #[graphql(name = "count")]
     pub count: i32,
+}
+
+/// The ids of the nodes a `deleteMany`/`updateMany` filter matches.
+async fn matching_ids<R: Record>(
+    tx: &Tx<'_>,
+    filter: &Option<Filter<R>>,
+) -> ApiResult<Vec<String>> {
+    let mut sql = Sql::new(tx.backend());
+    push_matching_ids::<R>(&mut sql, filter);
+    tx.all(sql)
+        .await?
+        .iter()
+        .map(|r| r.try_get_by_index::<String>(0).map_err(ApiError::from))
+        .collect()
 }
 
 /// Appends `SELECT t0.id FROM <table> AS t0 WHERE <filter>`.
@@ -129,16 +161,12 @@ pub async fn delete_many<R: Record>(
     if let Some(f) = &filter {
         f.cond.check()?;
     }
+    let perms = Perms::of(ctx);
     let count = in_transaction(ctx, async |tx| {
-        let mut sql = Sql::new(tx.backend());
-        push_matching_ids::<R>(&mut sql, &filter);
-        let ids = tx
-            .all(sql)
-            .await?
-            .iter()
-            .map(|r| r.try_get_by_index::<String>(0).map_err(ApiError::from))
-            .collect::<ApiResult<Vec<_>>>()?;
+        let ids = matching_ids::<R>(tx, &filter).await?;
         let count = ids.len();
+        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        perms.check_delete(tx, R::META, &refs).await?;
         delete_nodes(tx, R::META, ids).await?;
         Ok(count)
     })
@@ -159,8 +187,18 @@ pub async fn update_many<R: Record>(
     if let Some(f) = &filter {
         f.cond.check()?;
     }
-    let sets = scalar_sets(meta, data)?;
+    let perms = Perms::of(ctx);
+    let write = Write {
+        values: data,
+        rels: Vec::new(),
+    };
     let count = in_transaction(ctx, async |tx| {
+        if !perms.bypass() {
+            let ids = matching_ids::<R>(tx, &filter).await?;
+            let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+            perms.check_write(tx, meta, Some(&refs), &write).await?;
+        }
+        let sets = scalar_sets(meta, write.values)?;
         let mut sql = Sql::new(tx.backend());
         sql.push("UPDATE ").ident(meta.table).push(" SET ");
         push_sets(&mut sql, meta, &sets);
@@ -200,14 +238,21 @@ pub async fn relate<A: Record, B: Record>(
     check_id(&b_id)?;
     check_id(&a_id)?;
     let (b, a) = (b_id.to_string(), a_id.to_string());
+    let perms = Perms::of(ctx);
     let nodes = in_transaction(ctx, async |tx| {
         match op {
             RelOp::AddTo | RelOp::Set => {
                 verify_exist(tx, B::META, std::slice::from_ref(&b)).await?;
                 verify_exist(tx, A::META, std::slice::from_ref(&a)).await?;
+                perms.check_relation(tx, f, &a, &[b.as_str()], true).await?;
                 connect(tx, A::META, field, &a, std::slice::from_ref(&b)).await?;
             }
-            RelOp::RemoveFrom | RelOp::Unset => disconnect_pair(tx, f, &a, &b).await?,
+            RelOp::RemoveFrom | RelOp::Unset => {
+                perms
+                    .check_relation(tx, f, &a, &[b.as_str()], false)
+                    .await?;
+                disconnect_pair(tx, f, &a, &b).await?;
+            }
         }
         let Some(a_node) = find_by::<A, _>(tx, A::META.id, &Val::String(a.clone())).await? else {
             return Err(ApiError::NodeNotFound(a.clone()));
@@ -217,6 +262,19 @@ pub async fn relate<A: Record, B: Record>(
     })
     .await?;
     Ok(nodes)
+}
+
+/// The payload whitelist of a create or update: the scalar fields given, plus `id`.
+fn payload_fields(meta: &'static ModelMeta, write: &Write) -> Vec<&'static str> {
+    std::iter::once(meta.fields[meta.id].name)
+        .chain(
+            write
+                .values
+                .iter()
+                .filter(|(_, v)| v.is_some())
+                .map(|(i, _)| meta.fields[*i].name),
+        )
+        .collect()
 }
 
 fn not_found(meta: &ModelMeta, id: &str) -> ApiError {
@@ -247,36 +305,44 @@ fn check_required(meta: &ModelMeta, write: &Write, parent_field: Option<usize>) 
 /// node a nested create comes through. Returns the inserted row.
 async fn insert_node(
     tx: &Tx<'_>,
+    perms: &Perms<'_>,
     meta: &'static ModelMeta,
     write: Write,
     parent: Option<(usize, String)>,
 ) -> ApiResult<QueryResult> {
     check_required(meta, &write, parent.as_ref().map(|p| p.0))?;
+    perms.check_write(tx, meta, None, &write).await?;
     let row = insert_row(tx, meta, write.values).await?;
     let id: String = row.try_get_by_index(meta.id).map_err(ApiError::from)?;
     if let Some((field, parent_id)) = parent {
+        perms
+            .check_relation(tx, &meta.relations[field], &id, &[parent_id.as_str()], true)
+            .await?;
         connect(tx, meta, field, &id, &[parent_id]).await?;
     }
-    apply_relations(tx, meta, &id, write.rels, false).await?;
+    apply_relations(tx, perms, meta, &id, write.rels, false).await?;
     Ok(row)
 }
 
 /// Updates a node's scalars and relations; relation arguments replace what the field held.
 async fn update_node(
     tx: &Tx<'_>,
+    perms: &Perms<'_>,
     meta: &'static ModelMeta,
     id: &str,
     write: Write,
 ) -> ApiResult<QueryResult> {
     check_id(id)?;
+    perms.check_write(tx, meta, Some(&[id]), &write).await?;
     let row = modify_row(tx, meta, id, write.values).await?;
-    apply_relations(tx, meta, id, write.rels, true).await?;
+    apply_relations(tx, perms, meta, id, write.rels, true).await?;
     Ok(row)
 }
 
 /// Connects, replaces and creates what the relation arguments of node `id` say.
 async fn apply_relations(
     tx: &Tx<'_>,
+    perms: &Perms<'_>,
     meta: &'static ModelMeta,
     id: &str,
     rels: Vec<RelArg>,
@@ -293,11 +359,14 @@ async fn apply_relations(
         }
         if let Some(ids) = &rel.ids {
             verify_exist(tx, field.target, ids).await?;
+            let others: Vec<&str> = ids.iter().map(String::as_str).collect();
+            perms.check_relation(tx, field, id, &others, true).await?;
             connect(tx, meta, rel.field, id, ids).await?;
         }
         for nested in rel.nested.into_iter().flatten() {
             Box::pin(insert_node(
                 tx,
+                perms,
                 field.target,
                 nested,
                 Some((field.back, id.to_owned())),

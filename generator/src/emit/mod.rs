@@ -8,6 +8,7 @@
 
 mod enums;
 mod mutation;
+mod permissions;
 mod query;
 mod records;
 mod service;

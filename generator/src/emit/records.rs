@@ -217,10 +217,12 @@ fn emit_record(model: &Model, ty: TypeId) -> TokenStream {
         quote!(complex)
     };
     let resolvers = emit_relation_resolvers(model, ty, &rels);
+    // Every scalar field is read-checked (reference §5.3); relation fields are not.
+    let guard = format!("{}::ReadGuard(self)", rt).replace(' ', "");
     quote! {
         #[doc = #doc]
         #[derive(::core::fmt::Debug, ::core::clone::Clone, #rt::async_graphql::SimpleObject)]
-        #[graphql(crate = #krate, name = #name, #complex)]
+        #[graphql(crate = #krate, name = #name, #complex, guard = #guard)]
         pub struct #ident {
             #(#struct_fields,)*
         }

@@ -22,6 +22,7 @@ pub(super) fn emit(model: &Model) -> TokenStream {
         }
     });
     let root_tokens = &model.root_tokens;
+    let permissions = super::permissions::table(model);
     quote! {
         #[doc(hidden)]
         pub static __SERVICE_META: #rt::ServiceMeta = #rt::ServiceMeta {
@@ -29,7 +30,7 @@ pub(super) fn emit(model: &Model) -> TokenStream {
             models: &[#(&#metas),*],
             relations: &[#(#relations),*],
             root_tokens: &[#(#root_tokens),*],
-            permissions: &[],
+            permissions: #permissions,
         };
 
         /// The service: run it with `svc_runtime::run::<Service>()`.

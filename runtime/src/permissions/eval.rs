@@ -1,0 +1,231 @@
+//! Permission queries as SQL. A query grants iff all its `Some<Type>Exists` calls are true, so it
+//! becomes `EXISTS (…) AND EXISTS (…)`. Variables that depend on the checked node (`$node_id`,
+//! `$node_<f>`, `$old_<f>`) become columns of an outer row, so one statement answers the query
+//! for any number of nodes:
+//!
+//! ```sql
+//! SELECT o."id", CASE WHEN (EXISTS (…o."id"…)) THEN 1 ELSE 0 END, …
+//! FROM "Post" AS o WHERE o."id" IN (<ids>)
+//! ```
+
+use std::collections::HashMap;
+
+use async_graphql::indexmap::IndexMap;
+use async_graphql::{Name, Value};
+use sea_orm::ConnectionTrait;
+
+use crate::error::{ApiError, ApiResult};
+use crate::filter::{OUTER, order_items, outer_value, parse_filter};
+use crate::meta::{ModelMeta, PermValue, PermissionQuery, ServiceMeta, VarSource};
+use crate::read::{Page, push_exists};
+use crate::storage::{Exec, Sql, push_id_list};
+
+/// What a permission variable stands for in one evaluation.
+#[derive(Debug, Clone)]
+pub(crate) enum Bind {
+    /// A value known before the statement runs.
+    Const(Value),
+    /// The outer node's id.
+    OuterId,
+    /// The outer node's column (index into the outer model's fields).
+    OuterField(usize),
+}
+
+/// Binds every variable of a query.
+pub(crate) type Binder<'a> = &'a (dyn Fn(VarSource) -> Bind + Sync);
+
+/// Whether every query grants, for each outer node: id → one flag per query, in order. Ids
+/// that name no node are missing from the map.
+pub(crate) async fn for_nodes<C: ConnectionTrait>(
+    exec: &Exec<'_, C>,
+    service: &ServiceMeta,
+    queries: &[&PermissionQuery],
+    outer: &'static ModelMeta,
+    ids: &[&str],
+    bind: Binder<'_>,
+) -> ApiResult<HashMap<String, Vec<bool>>> {
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let mut sql = Sql::new(exec.backend());
+    let id_col = outer.fields[outer.id].name;
+    sql.push("SELECT ").col(OUTER, id_col);
+    for q in queries {
+        sql.push(", CASE WHEN (");
+        push_query(&mut sql, service, q, Some(outer), bind)?;
+        sql.push(") THEN 1 ELSE 0 END");
+    }
+    sql.push(" FROM ")
+        .ident(outer.table)
+        .push(" AS ")
+        .push(OUTER)
+        .push(" WHERE ")
+        .col(OUTER, id_col);
+    push_id_list(&mut sql, ids.iter().copied());
+    let rows = exec.all(sql).await?;
+    let mut out: HashMap<String, Vec<bool>> = HashMap::with_capacity(rows.len());
+    for row in rows {
+        let id: String = row.try_get_by_index(0)?;
+        let flags = (0..queries.len())
+            .map(|i| row.try_get_by_index::<i32>(i + 1).map(|v| v != 0))
+            .collect::<Result<Vec<_>, _>>()?;
+        out.insert(id, flags);
+    }
+    Ok(out)
+}
+
+/// Whether each query grants, when no variable depends on a node.
+pub(crate) async fn constant<C: ConnectionTrait>(
+    exec: &Exec<'_, C>,
+    service: &ServiceMeta,
+    queries: &[&PermissionQuery],
+    bind: Binder<'_>,
+) -> ApiResult<Vec<bool>> {
+    if queries.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut sql = Sql::new(exec.backend());
+    sql.push("SELECT ");
+    for (i, q) in queries.iter().enumerate() {
+        if i > 0 {
+            sql.push(", ");
+        }
+        sql.push("CASE WHEN (");
+        push_query(&mut sql, service, q, None, bind)?;
+        sql.push(") THEN 1 ELSE 0 END");
+    }
+    let row = exec
+        .one(sql)
+        .await?
+        .ok_or_else(|| ApiError::Internal("permission query returned no row".into()))?;
+    (0..queries.len())
+        .map(|i| {
+            row.try_get_by_index::<i32>(i)
+                .map(|v| v != 0)
+                .map_err(ApiError::from)
+        })
+        .collect()
+}
+
+/// Appends the condition of one query: its calls' `EXISTS` joined with `AND`.
+fn push_query(
+    sql: &mut Sql,
+    service: &ServiceMeta,
+    query: &PermissionQuery,
+    outer: Option<&'static ModelMeta>,
+    bind: Binder<'_>,
+) -> ApiResult<()> {
+    if query.calls.is_empty() {
+        sql.push("1=1");
+        return Ok(());
+    }
+    for (i, call) in query.calls.iter().enumerate() {
+        if i > 0 {
+            sql.push(" AND ");
+        }
+        let model = service.models[call.model];
+        let mut args: HashMap<&str, Value> = HashMap::new();
+        for (name, value) in call.args {
+            args.insert(name, to_value(value, query, outer, bind)?);
+        }
+        let page = page(model, args).map_err(|e| invalid(query, e))?;
+        push_exists(sql, model, &format!("p{i}"), &page);
+    }
+    Ok(())
+}
+
+/// The page one call selects.
+fn page(model: &'static ModelMeta, mut args: HashMap<&str, Value>) -> Result<Page, String> {
+    let filter = match args.remove("filter") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(parse_filter(model, &v)?),
+    };
+    let order = match args.remove("orderBy") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Enum(name)) => order_items(model)
+            .find(|(_, _, item)| item == name.as_str())
+            .map(|(field, desc, _)| vec![(field, desc)])
+            .ok_or_else(|| format!("unknown order `{name}`"))?,
+        Some(other) => return Err(format!("unexpected orderBy value {other}")),
+    };
+    let int = |v: Option<Value>| -> Result<Option<i32>, String> {
+        match v {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) => n
+                .as_i64()
+                .and_then(|n| i32::try_from(n).ok())
+                .map(Some)
+                .ok_or_else(|| format!("Int cannot represent value: {n}")),
+            Some(other) => Err(format!("expected an Int, found {other}")),
+        }
+    };
+    let text = |v: Option<Value>| -> Result<Option<String>, String> {
+        match v {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(format!("expected a String, found {other}")),
+        }
+    };
+    let counts = [
+        int(args.remove("skip"))?,
+        int(args.remove("first"))?,
+        int(args.remove("last"))?,
+    ];
+    let after = text(args.remove("after"))?;
+    let before = text(args.remove("before"))?;
+    Page::new(model, filter, order, counts, after, before).map_err(|e| e.message())
+}
+
+/// The argument value with its variables bound; node-dependent ones become outer-column
+/// markers the filter parser turns into column comparisons.
+fn to_value(
+    value: &PermValue,
+    query: &PermissionQuery,
+    outer: Option<&'static ModelMeta>,
+    bind: Binder<'_>,
+) -> ApiResult<Value> {
+    Ok(match value {
+        PermValue::Null => Value::Null,
+        PermValue::Int(i) => Value::Number((*i).into()),
+        PermValue::Float(f) => {
+            async_graphql::Number::from_f64(*f).map_or(Value::Null, Value::Number)
+        }
+        PermValue::String(s) => Value::String((*s).to_owned()),
+        PermValue::Boolean(b) => Value::Boolean(*b),
+        PermValue::Enum(e) => Value::Enum(Name::new(e)),
+        PermValue::List(items) => Value::List(
+            items
+                .iter()
+                .map(|it| to_value(it, query, outer, bind))
+                .collect::<ApiResult<_>>()?,
+        ),
+        PermValue::Object(fields) => {
+            let mut map = IndexMap::new();
+            for (k, v) in *fields {
+                map.insert(Name::new(k), to_value(v, query, outer, bind)?);
+            }
+            Value::Object(map)
+        }
+        PermValue::Var(i) => {
+            let (name, source) = query
+                .vars
+                .get(*i)
+                .ok_or_else(|| ApiError::Internal(format!("unknown variable {i}")))?;
+            match (bind(*source), outer) {
+                (Bind::Const(v), _) => v,
+                (Bind::OuterId, Some(m)) => outer_value(m.fields[m.id].name),
+                (Bind::OuterField(f), Some(m)) => outer_value(m.fields[f].name),
+                (_, None) => {
+                    return Err(invalid(
+                        query,
+                        format!("the variable `${name}` has no node to take its value from"),
+                    ));
+                }
+            }
+        }
+    })
+}
+
+fn invalid(query: &PermissionQuery, message: String) -> ApiError {
+    ApiError::PermissionQueryInvalid(format!("{message} (in {})", query.name))
+}
