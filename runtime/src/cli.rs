@@ -1,6 +1,7 @@
-//! The command line of a service binary (`serve`), and [`spawn`] to run a service inside another
-//! program (the behaviour tests do).
+//! The command line of a service binary (`serve`, `platform-token`), and [`spawn`] to run a
+//! service inside another program (the behaviour tests do).
 
+use std::fmt;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -8,10 +9,11 @@ use std::sync::Arc;
 use async_graphql::ObjectType;
 use clap::{Parser, Subcommand};
 
+use crate::auth::{Auth, service_secret};
 use crate::meta::ServiceMeta;
 use crate::server::{Service, bind};
 use crate::state::State;
-use crate::storage::{Backend, Db, ddl};
+use crate::storage::{Db, ddl};
 use crate::value::cuid;
 
 /// What the generator emits for a service: its root types and data tables.
@@ -37,10 +39,19 @@ struct Cli {
 enum Command {
     /// Create the database tables if needed and serve the APIs.
     Serve(Options),
+    /// Print a platform token (for the System API, e.g. to read root tokens), signed with the
+    /// service's secret. Takes the same options as `serve`.
+    PlatformToken {
+        #[command(flatten)]
+        options: Options,
+        /// Validity of the token in seconds; default: no expiry.
+        #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(i64).range(1..))]
+        expires_in: Option<i64>,
+    },
 }
 
 /// Deployment settings of a running service.
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Clone, Default, clap::Args)]
 pub struct Options {
     /// Port to listen on (0 picks a free port).
     #[arg(long, env = "SVC_PORT", default_value_t = 60000)]
@@ -54,6 +65,39 @@ pub struct Options {
     /// Alias accepted in API paths instead of the id; default: the service's name.
     #[arg(long, env = "SVC_ALIAS")]
     pub alias: Option<String>,
+    /// Secret that signs and checks tokens (HS256); default: a random secret generated at first
+    /// start and kept in the database, shared by every instance on it.
+    #[arg(
+        long,
+        env = "SVC_SECRET",
+        hide_env_values = true,
+        value_name = "SECRET"
+    )]
+    pub secret: Option<String>,
+    /// Master token that the System API's `authenticateCustomer` exchanges for a platform
+    /// token; default: none (`authenticateCustomer` always fails).
+    #[arg(
+        long,
+        env = "SVC_MASTER_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    pub master_token: Option<String>,
+}
+
+/// Secrets stay out of debug output.
+impl fmt::Debug for Options {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let hidden = |v: &Option<String>| v.as_ref().map(|_| "<redacted>");
+        f.debug_struct("Options")
+            .field("port", &self.port)
+            .field("database_url", &self.database_url.as_deref().map(redact))
+            .field("service_id", &self.service_id)
+            .field("alias", &self.alias)
+            .field("secret", &hidden(&self.secret))
+            .field("master_token", &hidden(&self.master_token))
+            .finish()
+    }
 }
 
 /// Entry point of a generated service binary.
@@ -75,11 +119,21 @@ pub fn run<S: ServiceDef>() -> ExitCode {
                 started.alias
             );
             println!("  Playground   GET  {base}/simple/v1/{id}");
+            println!("  Permissions  POST {base}/simple/v1/{id}/permissions");
+            println!("  System API   POST {base}/system");
             println!("  Health       GET  {base}/status");
             started
                 .server
                 .await
                 .map_err(|e| format!("server failed: {e}"))
+        }),
+        Command::PlatformToken {
+            options,
+            expires_in,
+        } => actix_web::rt::System::new().block_on(async move {
+            let token = platform_token::<S>(options, expires_in).await?;
+            println!("{token}");
+            Ok(())
         }),
     };
     match result {
@@ -100,28 +154,73 @@ pub struct Started {
     pub database_url: String,
 }
 
-/// Connects to the database, creates missing tables, and binds the HTTP server.
-pub async fn start<S: ServiceDef>(options: Options) -> Result<Started, String> {
-    let database_url = match options.database_url {
+/// Connects to the database and creates missing tables.
+async fn open<S: ServiceDef>(database_url: Option<String>) -> Result<(Db, String), String> {
+    let database_url = match database_url {
         Some(url) => url,
         None => default_database_url(S::DIR)?,
     };
-    let db = Db::connect(&database_url)
-        .await
-        .map_err(|e| format!("cannot connect to the database: {e}"))?;
+    let db = Db::connect(&database_url).await.map_err(|e| {
+        format!(
+            "cannot connect to the database: {}",
+            redact_error(e, &database_url)
+        )
+    })?;
     db.execute_script(&ddl::create_statements(S::META, db.backend()))
         .await
         .map_err(|e| format!("cannot create the tables: {e}"))?;
-    let stored_id = stored_service_id(&db)
+    Ok((db, database_url))
+}
+
+/// A database error's text with the URL's password hidden, in case the driver repeats the URL.
+fn redact_error(err: sea_orm::DbErr, url: &str) -> String {
+    let text = err.to_string();
+    if url.is_empty() {
+        text
+    } else {
+        text.replace(url, &redact(url))
+    }
+}
+
+/// A platform token signed with the service's secret (`SVC_SECRET`, or the stored one).
+async fn platform_token<S: ServiceDef>(
+    options: Options,
+    expires_in: Option<i64>,
+) -> Result<String, String> {
+    let (db, _) = open::<S>(options.database_url).await?;
+    let secret = service_secret(&db, options.secret.as_deref()).await?;
+    let auth = Auth::new(String::new(), String::new(), S::META.models, &secret);
+    auth.platform_token(expires_in).map_err(|e| e.message())
+}
+
+/// Connects to the database, creates missing tables, loads the secret and the root tokens, and
+/// binds the HTTP server.
+pub async fn start<S: ServiceDef>(options: Options) -> Result<Started, String> {
+    let (db, database_url) = open::<S>(options.database_url).await?;
+    let stored_id = ddl::meta_value(&db, "service_id", cuid())
         .await
         .map_err(|e| format!("cannot read the service id: {e}"))?;
     let service_id = options.service_id.unwrap_or(stored_id);
     let alias = options.alias.unwrap_or_else(|| S::META.name.to_owned());
+    let auth = Auth::load(
+        &db,
+        S::META,
+        service_id.clone(),
+        alias.clone(),
+        options.secret.as_deref(),
+    )
+    .await?;
     let state = Arc::new(State {
         db,
         service: S::META,
+        auth,
     });
-    let svc = Service::<S::Query, S::Mutation>::new(state, service_id.clone(), alias.clone());
+    let svc = Service::<S>::new(
+        state,
+        service_id.clone(),
+        alias.clone(),
+        options.master_token,
+    );
     let (server, port) = bind(svc, options.port)
         .map_err(|e| format!("cannot listen on port {}: {e}", options.port))?;
     Ok(Started {
@@ -209,35 +308,6 @@ fn default_database_url(service_dir: &str) -> Result<String, String> {
     let dir = base.join(".svc");
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create `{}`: {e}", dir.display()))?;
     Ok(format!("sqlite://{}", dir.join("data.db").display()))
-}
-
-/// The service id stored at first start (a new cuid then).
-async fn stored_service_id(db: &Db) -> Result<String, sea_orm::DbErr> {
-    use sea_orm::ConnectionTrait;
-    let table = ddl::META_TABLE;
-    let placeholder = match db.backend() {
-        Backend::Sqlite => "?",
-        Backend::Postgres => "$1",
-    };
-    let tx = db.begin().await?;
-    let insert = sea_orm::Statement::from_sql_and_values(
-        tx.get_database_backend(),
-        format!(
-            "INSERT INTO \"{table}\" (\"key\", \"value\") VALUES ('service_id', {placeholder}) ON CONFLICT DO NOTHING"
-        ),
-        [sea_orm::Value::String(Some(cuid()))],
-    );
-    tx.execute_raw(insert).await?;
-    let select = sea_orm::Statement::from_string(
-        tx.get_database_backend(),
-        format!("SELECT \"value\" FROM \"{table}\" WHERE \"key\" = 'service_id'"),
-    );
-    let row = tx.query_one_raw(select).await?;
-    tx.commit().await?;
-    match row {
-        Some(row) => row.try_get_by_index(0),
-        None => Err(sea_orm::DbErr::RecordNotFound("service id".into())),
-    }
 }
 
 /// Hides the password of a database URL before printing it.

@@ -22,6 +22,7 @@ pub mod related;
 pub mod server;
 pub mod state;
 pub mod storage;
+pub mod system;
 pub mod value;
 pub mod write;
 

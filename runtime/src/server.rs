@@ -1,5 +1,10 @@
 //! The HTTP server: routes, the Simple API request envelope (batching, variables as object or
-//! JSON text, the reference's error shapes), request ids, CORS, the playground page and `/status`.
+//! JSON text, the reference's error shapes), request ids, CORS, the playground page, `/status`,
+//! the permission endpoint (`/simple/v1/<id>/permissions`, admins only) and the System API
+//! (`/system`).
+//!
+//! The `Authorization: Bearer` header is resolved once per HTTP request ([`Auth::resolve`]) and
+//! the [`Principal`] goes into the data of every GraphQL request of the envelope.
 
 use std::sync::Arc;
 
@@ -8,13 +13,17 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use async_graphql::http::{GraphQLPlaygroundConfig, playground_source};
 use async_graphql::{
-    EmptySubscription, ObjectType, PathSegment, Pos, Request, Schema, ServerError, Value, Variables,
+    EmptyMutation, EmptySubscription, Executor, PathSegment, Pos, Request, Response, Schema,
+    ServerError, Value, Variables,
 };
 use serde::Serialize;
 
+use crate::auth::{Auth, Principal, bearer};
+use crate::cli::ServiceDef;
 use crate::error::INTERNAL;
 use crate::state::{RequestCx, State};
 use crate::storage::Counter;
+use crate::system::{Caller, SystemSchema};
 use crate::value::cuid;
 
 /// How deep a query may nest, and how many fields it may select; generous enough for every
@@ -26,31 +35,49 @@ const MAX_COMPLEXITY: usize = 20_000;
 pub const STATEMENTS_HEADER: &str = "Svc-Sql-Statements";
 
 /// Everything the HTTP handlers share.
-pub struct Service<Q, M> {
-    pub schema: Schema<Q, M, EmptySubscription>,
+pub struct Service<S: ServiceDef> {
+    pub schema: Schema<S::Query, S::Mutation, EmptySubscription>,
+    /// The permission schema (`Some<Type>Exists`), served at `/permissions` to admins.
+    pub permissions: Schema<S::Permissions, EmptyMutation, EmptySubscription>,
+    /// The System API.
+    pub system: SystemSchema,
     pub service_id: String,
     pub alias: String,
     /// Root fields whose type is non-null (`all<Plural>`, `_all<Plural>Meta`): when one of them
     /// fails, `data` as a whole is `null`, as GraphQL's null propagation requires.
     non_null_roots: Vec<String>,
+    /// The same for the permission schema (every `Some<Type>Exists` is `Boolean!`).
+    permission_roots: Vec<String>,
     state: Arc<State>,
 }
 
-impl<Q, M> Service<Q, M>
-where
-    Q: ObjectType + Default + 'static,
-    M: ObjectType + Default + 'static,
-{
-    /// Builds the schema once; requests reuse it.
-    pub fn new(state: Arc<State>, service_id: String, alias: String) -> Self {
-        let schema = Schema::build(Q::default(), M::default(), EmptySubscription)
-            .data(state.clone())
-            .limit_depth(MAX_DEPTH)
-            .limit_complexity(MAX_COMPLEXITY)
-            .finish();
-        let non_null_roots = state
-            .service
-            .models
+impl<S: ServiceDef> Service<S> {
+    /// Builds the schemas once; requests reuse them. `master_token` is what the System API's
+    /// `authenticateCustomer` accepts.
+    pub fn new(
+        state: Arc<State>,
+        service_id: String,
+        alias: String,
+        master_token: Option<String>,
+    ) -> Self {
+        let schema = Schema::build(
+            S::Query::default(),
+            S::Mutation::default(),
+            EmptySubscription,
+        )
+        .data(state.clone())
+        .limit_depth(MAX_DEPTH)
+        .limit_complexity(MAX_COMPLEXITY)
+        .finish();
+        let permissions =
+            Schema::build(S::Permissions::default(), EmptyMutation, EmptySubscription)
+                .data(state.clone())
+                .limit_depth(MAX_DEPTH)
+                .limit_complexity(MAX_COMPLEXITY)
+                .finish();
+        let system = crate::system::schema(state.clone(), master_token);
+        let models = state.service.models;
+        let non_null_roots = models
             .iter()
             .flat_map(|m| {
                 [
@@ -61,11 +88,18 @@ where
                 ]
             })
             .collect();
+        let permission_roots = models
+            .iter()
+            .map(|m| format!("Some{}Exists", m.name))
+            .collect();
         Service {
             schema,
+            permissions,
+            system,
             service_id,
             alias,
             non_null_roots,
+            permission_roots,
             state,
         }
     }
@@ -73,15 +107,15 @@ where
     fn knows(&self, id: &str) -> bool {
         id == self.service_id || id == self.alias
     }
+
+    fn auth(&self) -> &Auth {
+        &self.state.auth
+    }
 }
 
 /// Binds `service` to `port` (0 picks a free one) and returns the server (to be awaited) and the
 /// port it listens on.
-pub fn bind<Q, M>(service: Service<Q, M>, port: u16) -> std::io::Result<(Server, u16)>
-where
-    Q: ObjectType + Default + 'static,
-    M: ObjectType + Default + 'static,
-{
+pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(Server, u16)> {
     let service = web::Data::new(service);
     let server = HttpServer::new(move || {
         App::new()
@@ -97,11 +131,16 @@ where
                     .add((header::ACCESS_CONTROL_ALLOW_METHODS, "GET, POST, OPTIONS")),
             )
             .route("/status", web::get().to(status))
-            .route("/simple/v1/{id}", web::post().to(simple::<Q, M>))
-            .route("/simple/v1/{id}", web::get().to(playground::<Q, M>))
+            .route("/system", web::post().to(system::<S>))
+            .route("/simple/v1/{id}", web::post().to(simple::<S>))
+            .route("/simple/v1/{id}", web::get().to(playground::<S>))
             .route(
                 "/simple/v1/{id}/schema.json",
-                web::get().to(schema_json::<Q, M>),
+                web::get().to(schema_json::<S>),
+            )
+            .route(
+                "/simple/v1/{id}/permissions",
+                web::post().to(permissions::<S>),
             )
             .default_service(web::route().to(fallback))
     })
@@ -126,14 +165,10 @@ async fn fallback(req: HttpRequest) -> HttpResponse {
     HttpResponse::NotFound().finish()
 }
 
-async fn playground<Q, M>(
-    service: web::Data<Service<Q, M>>,
+async fn playground<S: ServiceDef>(
+    service: web::Data<Service<S>>,
     path: web::Path<String>,
-) -> HttpResponse
-where
-    Q: ObjectType + Default + 'static,
-    M: ObjectType + Default + 'static,
-{
+) -> HttpResponse {
     let id = path.into_inner();
     if !service.knows(&id) {
         return project_not_found(&id, &new_request_id());
@@ -144,14 +179,10 @@ where
         .body(playground_source(GraphQLPlaygroundConfig::new(&endpoint)))
 }
 
-async fn schema_json<Q, M>(
-    service: web::Data<Service<Q, M>>,
+async fn schema_json<S: ServiceDef>(
+    service: web::Data<Service<S>>,
     path: web::Path<String>,
-) -> HttpResponse
-where
-    Q: ObjectType + Default + 'static,
-    M: ObjectType + Default + 'static,
-{
+) -> HttpResponse {
     let id = path.into_inner();
     let request_id = new_request_id();
     if !service.knows(&id) {
@@ -168,16 +199,28 @@ fn new_request_id() -> String {
     format!("local:simple:{}", cuid())
 }
 
-fn project_not_found(id: &str, request_id: &str) -> HttpResponse {
+/// The `Authorization` header, if it is text.
+fn authorization(req: &HttpRequest) -> Option<&str> {
+    req.headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+}
+
+/// A request-level error (reference §11.1 c): `{"code", "requestId", "error"}`, HTTP 200.
+fn request_error(code: u32, message: &str, request_id: &str) -> HttpResponse {
     json_response(
         &serde_json::json!({
-            "code": 3016,
+            "code": code,
             "requestId": request_id,
-            "error": format!("Project not found: '{id}'"),
+            "error": message,
         }),
         request_id,
         None,
     )
+}
+
+fn project_not_found(id: &str, request_id: &str) -> HttpResponse {
+    request_error(3016, &format!("Project not found: '{id}'"), request_id)
 }
 
 fn json_response(body: &impl Serialize, request_id: &str, statements: Option<u32>) -> HttpResponse {
@@ -195,53 +238,156 @@ fn json_response(body: &impl Serialize, request_id: &str, statements: Option<u32
     }
 }
 
-async fn simple<Q, M>(
-    service: web::Data<Service<Q, M>>,
+async fn simple<S: ServiceDef>(
+    service: web::Data<Service<S>>,
     path: web::Path<String>,
+    req: HttpRequest,
     body: web::Bytes,
-) -> HttpResponse
-where
-    Q: ObjectType + Default + 'static,
-    M: ObjectType + Default + 'static,
-{
+) -> HttpResponse {
     let id = path.into_inner();
     let request_id = new_request_id();
     if !service.knows(&id) {
         return project_not_found(&id, &request_id);
     }
     let counter = Arc::new(Counter::new());
-    let parsed: Result<serde_json::Value, _> = serde_json::from_slice(&body);
-    let out = match parsed {
-        Ok(serde_json::Value::Array(items)) => {
-            let mut outs = Vec::with_capacity(items.len());
-            for item in items {
-                outs.push(run_one(&service, item, &request_id, &counter).await);
-            }
-            serde_json::Value::Array(outs)
-        }
-        Ok(item @ serde_json::Value::Object(_)) => {
-            run_one(&service, item, &request_id, &counter).await
-        }
-        _ => serde_json::json!({
-            "error": format!("input could not be parsed: '{}'", String::from_utf8_lossy(&body)),
-        }),
+    let principal = service
+        .auth()
+        .resolve(&service.state.db, &counter, authorization(&req))
+        .await;
+    let cx = Envelope {
+        state: &service.state,
+        non_null_roots: &service.non_null_roots,
+        request_id: &request_id,
+        counter: &counter,
+        principal: &principal,
     };
+    let out = cx.run(&service.schema, &body).await;
     json_response(&out, &request_id, Some(counter.get()))
 }
 
-/// Runs one GraphQL request of the envelope and renders it in the reference's shapes.
-async fn run_one<Q, M>(
-    service: &Service<Q, M>,
-    item: serde_json::Value,
-    request_id: &str,
-    counter: &Arc<Counter>,
-) -> serde_json::Value
-where
-    Q: ObjectType + Default + 'static,
-    M: ObjectType + Default + 'static,
-{
+/// `POST /simple/v1/<id>/permissions`: the permission schema, for admins only (reference §5.5).
+async fn permissions<S: ServiceDef>(
+    service: web::Data<Service<S>>,
+    path: web::Path<String>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> HttpResponse {
+    let id = path.into_inner();
+    let request_id = new_request_id();
+    if !service.knows(&id) {
+        return project_not_found(&id, &request_id);
+    }
+    let counter = Arc::new(Counter::new());
+    let principal = service
+        .auth()
+        .resolve(&service.state.db, &counter, authorization(&req))
+        .await;
+    if !principal.is_admin() {
+        return request_error(3008, "Insufficient permissions for this query", &request_id);
+    }
+    let cx = Envelope {
+        state: &service.state,
+        non_null_roots: &service.permission_roots,
+        request_id: &request_id,
+        counter: &counter,
+        principal: &principal,
+    };
+    let out = cx.run(&service.permissions, &body).await;
+    json_response(&out, &request_id, Some(counter.get()))
+}
+
+/// `POST /system`: the System API. One request per body (no batching); a body or query that
+/// cannot be parsed is HTTP 400 `{"error": …}` (reference §10.1).
+async fn system<S: ServiceDef>(
+    service: web::Data<Service<S>>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> HttpResponse {
+    let request_id = format!("local:system:{}", cuid());
+    let bad_request = |body: serde_json::Value| {
+        let mut res = HttpResponse::BadRequest();
+        if let Ok(v) = HeaderValue::from_str(&request_id) {
+            res.insert_header(("Request-Id", v));
+        }
+        res.json(body)
+    };
+    let item = match serde_json::from_slice::<serde_json::Value>(&body) {
+        Ok(item @ serde_json::Value::Object(_)) => item,
+        _ => {
+            return bad_request(serde_json::json!({
+                "error": format!("input could not be parsed: '{}'", String::from_utf8_lossy(&body)),
+            }));
+        }
+    };
+    let request = match parse_request(item, &request_id) {
+        Ok(request) => request,
+        Err(error) => return bad_request(error),
+    };
+    let caller = Caller(bearer(authorization(&req)).and_then(|t| service.auth().credential(t)));
+    let counter = Arc::new(Counter::new());
+    let request = request.data(caller).data(RequestCx {
+        request_id: request_id.clone(),
+        statements: counter.clone(),
+    });
+    let response = service.system.execute(request).await;
+    let out = render(response, &request_id, &[]);
+    json_response(&out, &request_id, None)
+}
+
+/// What the GraphQL requests of one HTTP request share.
+struct Envelope<'a> {
+    state: &'a Arc<State>,
+    non_null_roots: &'a [String],
+    request_id: &'a str,
+    counter: &'a Arc<Counter>,
+    principal: &'a Principal,
+}
+
+impl Envelope<'_> {
+    /// Runs a body of the client APIs: one request object, or a batch (a JSON array of them).
+    async fn run<E: Executor>(&self, schema: &E, body: &[u8]) -> serde_json::Value {
+        match serde_json::from_slice::<serde_json::Value>(body) {
+            Ok(serde_json::Value::Array(items)) => {
+                let mut outs = Vec::with_capacity(items.len());
+                for item in items {
+                    outs.push(self.run_one(schema, item).await);
+                }
+                serde_json::Value::Array(outs)
+            }
+            Ok(item @ serde_json::Value::Object(_)) => self.run_one(schema, item).await,
+            _ => serde_json::json!({
+                "error": format!("input could not be parsed: '{}'", String::from_utf8_lossy(body)),
+            }),
+        }
+    }
+
+    /// Runs one GraphQL request of the envelope and renders it in the reference's shapes.
+    async fn run_one<E: Executor>(&self, schema: &E, item: serde_json::Value) -> serde_json::Value {
+        let request = match parse_request(item, self.request_id) {
+            Ok(request) => request,
+            Err(error) => return error,
+        };
+        let request = request
+            .data(RequestCx {
+                request_id: self.request_id.to_owned(),
+                statements: self.counter.clone(),
+            })
+            .data(self.principal.clone())
+            .data(crate::related::loaders(
+                self.state.clone(),
+                self.counter.clone(),
+            ));
+        let response = schema.execute(request).await;
+        render(response, self.request_id, self.non_null_roots)
+    }
+}
+
+/// Reads one request object (`query`, `variables` as an object or JSON text, `operationName`)
+/// and parses its query; `Err` holds the error body (3024 for bad variables, the reference's
+/// syntax-error text).
+fn parse_request(item: serde_json::Value, request_id: &str) -> Result<Request, serde_json::Value> {
     let serde_json::Value::Object(mut obj) = item else {
-        return serde_json::json!({ "error": format!("input could not be parsed: '{item}'") });
+        return Err(serde_json::json!({ "error": format!("input could not be parsed: '{item}'") }));
     };
     let query = match obj.remove("query") {
         Some(serde_json::Value::String(q)) => q,
@@ -253,11 +399,11 @@ where
         Some(serde_json::Value::String(text)) => match serde_json::from_str(&text) {
             Ok(v) => Variables::from_json(v),
             Err(_) => {
-                return serde_json::json!({
+                return Err(serde_json::json!({
                     "code": 3024,
                     "requestId": request_id,
                     "error": format!("Variables could not be parsed as json: {text}"),
-                });
+                }));
             }
         },
         Some(v) => Variables::from_json(v),
@@ -267,20 +413,16 @@ where
         request = request.operation_name(name);
     }
     if let Err(err) = request.parsed_query() {
-        return serde_json::json!({
+        return Err(serde_json::json!({
             "error": format!("Syntax error while parsing GraphQL query. {}", err.message),
-        });
+        }));
     }
-    let request = request
-        .data(RequestCx {
-            request_id: request_id.to_owned(),
-            statements: counter.clone(),
-        })
-        .data(crate::related::loaders(
-            service.state.clone(),
-            counter.clone(),
-        ));
-    let response = service.schema.execute(request).await;
+    Ok(request)
+}
+
+/// Renders an executed request: validation errors without `data` or `code`; otherwise `data`
+/// (with failed fields `null`) and field errors carrying `code` and `requestId`.
+fn render(response: Response, request_id: &str, non_null_roots: &[String]) -> serde_json::Value {
     let validation_failed = matches!(response.data, Value::Null)
         && !response.errors.is_empty()
         && response.errors.iter().all(|e| e.path.is_empty());
@@ -301,8 +443,16 @@ where
         .map(|e| field_error(e, request_id))
         .collect();
     let mut data = response.data.into_json().unwrap_or(serde_json::Value::Null);
-    for e in &response.errors {
-        null_at_path(&mut data, &e.path, &service.non_null_roots);
+    // A failed non-null root field makes all of `data` null.
+    let root_failed = response.errors.iter().any(|e| {
+        matches!(&e.path[..], [PathSegment::Field(root)] if non_null_roots.iter().any(|r| r == root))
+    });
+    if root_failed {
+        data = serde_json::Value::Null;
+    } else {
+        for e in &response.errors {
+            null_at_path(&mut data, &e.path);
+        }
     }
     let mut out = serde_json::Map::new();
     out.insert("data".to_owned(), data);
@@ -312,24 +462,20 @@ where
     serde_json::Value::Object(out)
 }
 
-/// Puts the `null` of a failed field back into `data`: the executor leaves failed fields out, but
-/// clients expect `{"data": {"updatePost": null}, "errors": […]}`. A failed non-null root field
-/// makes all of `data` null.
-fn null_at_path(data: &mut serde_json::Value, path: &[PathSegment], non_null_roots: &[String]) {
+/// Puts the `null` of a failed field back into `data`: the executor leaves failed fields out (and
+/// turns an object none of whose fields succeeded into `null`), but clients expect
+/// `{"data": {"updatePost": null}, "errors": […]}` and `{"viewer": {"project": null}}`.
+fn null_at_path(data: &mut serde_json::Value, path: &[PathSegment]) {
     let Some((last, parents)) = path.split_last() else {
         return;
     };
-    if let [PathSegment::Field(root)] = path
-        && non_null_roots.iter().any(|r| r == root)
-    {
-        *data = serde_json::Value::Null;
-        return;
-    }
-    if parents.is_empty() && data.is_null() {
-        *data = serde_json::Value::Object(serde_json::Map::new());
-    }
     let mut node = data;
     for segment in parents {
+        // An error below an object means the object was resolved: `null` there is the executor
+        // dropping an object whose only fields failed.
+        if node.is_null() && matches!(segment, PathSegment::Field(_)) {
+            *node = serde_json::Value::Object(serde_json::Map::new());
+        }
         node = match (segment, node) {
             (PathSegment::Field(name), serde_json::Value::Object(map)) => match map.get_mut(name) {
                 Some(child) => child,
@@ -341,6 +487,9 @@ fn null_at_path(data: &mut serde_json::Value, path: &[PathSegment], non_null_roo
             },
             _ => return,
         };
+    }
+    if node.is_null() && matches!(last, PathSegment::Field(_)) {
+        *node = serde_json::Value::Object(serde_json::Map::new());
     }
     if let (PathSegment::Field(name), serde_json::Value::Object(map)) = (last, node) {
         map.entry(name.clone()).or_insert(serde_json::Value::Null);

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use async_graphql::Context;
 
+use crate::auth::Auth;
 use crate::meta::ServiceMeta;
 use crate::storage::{Counter, Db};
 
@@ -13,6 +14,8 @@ use crate::storage::{Counter, Db};
 pub struct State {
     pub db: Db,
     pub service: &'static ServiceMeta,
+    /// Keys, service identity and stored root tokens.
+    pub auth: Auth,
 }
 
 impl State {

@@ -12,8 +12,18 @@ use super::{Backend, Sql};
 /// The PostgreSQL advisory lock key that serialises schema set-up across services.
 const DDL_LOCK: i64 = 7_317_001;
 
-/// Name of the table holding the service's own bookkeeping (id, stored model).
+/// Name of the table holding the service's own bookkeeping (id, secret, stored model).
 pub const META_TABLE: &str = "_svc_meta";
+
+/// Name of the table holding the service's root tokens (reference §6.4). Prefixed like
+/// [`META_TABLE`], so it can clash neither with a model table nor with a relation's `_<Name>`.
+pub const ROOT_TOKEN_TABLE: &str = "_svc_root_token";
+
+/// The statement that makes the current PostgreSQL transaction wait for (and hold, until it
+/// ends) the lock serialising schema set-up and root-token sync across instances.
+pub fn lock_statement() -> String {
+    format!("SELECT pg_advisory_xact_lock({DDL_LOCK})")
+}
 
 /// The statements that create everything the model needs; each is idempotent.
 pub fn create_statements(service: &ServiceMeta, backend: Backend) -> Vec<String> {
@@ -21,7 +31,7 @@ pub fn create_statements(service: &ServiceMeta, backend: Backend) -> Vec<String>
     if backend == Backend::Postgres {
         // Services starting at the same moment in one database take turns (the lock is held
         // until the set-up transaction ends), and an installed extension is never re-created.
-        out.push(format!("SELECT pg_advisory_xact_lock({DDL_LOCK})"));
+        out.push(lock_statement());
         out.push(
             "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citext') \
              THEN CREATE EXTENSION citext; END IF; END $$"
@@ -31,6 +41,16 @@ pub fn create_statements(service: &ServiceMeta, backend: Backend) -> Vec<String>
     out.push(format!(
         "CREATE TABLE IF NOT EXISTS {} (\"key\" TEXT NOT NULL PRIMARY KEY, \"value\" TEXT NOT NULL)",
         quote(META_TABLE)
+    ));
+    // `createdAt` is text in the API's format on both databases (only the server reads it).
+    let id = match backend {
+        Backend::Sqlite => "TEXT",
+        Backend::Postgres => "TEXT COLLATE \"C\"",
+    };
+    out.push(format!(
+        "CREATE TABLE IF NOT EXISTS {} (\"id\" {id} NOT NULL PRIMARY KEY, \
+         \"name\" TEXT NOT NULL UNIQUE, \"token\" TEXT NOT NULL, \"createdAt\" TEXT NOT NULL)",
+        quote(ROOT_TOKEN_TABLE)
     ));
     for model in service.models {
         out.extend(model_statements(model, backend));
@@ -123,4 +143,39 @@ pub fn column_type(field: &FieldMeta, backend: Backend) -> &'static str {
 
 fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// The value stored under `key` in the meta table; `candidate` is stored first when the key has
+/// none, so every instance on one database reads the value the first one stored.
+pub async fn meta_value(
+    db: &super::Db,
+    key: &str,
+    candidate: String,
+) -> Result<String, sea_orm::DbErr> {
+    use sea_orm::ConnectionTrait;
+    let tx = db.begin().await?;
+    let mut insert = db.sql();
+    insert
+        .push("INSERT INTO ")
+        .ident(META_TABLE)
+        .push(" (\"key\", \"value\") VALUES (")
+        .bind(key.into())
+        .push(", ")
+        .bind(candidate.into())
+        .push(") ON CONFLICT DO NOTHING");
+    tx.execute_raw(insert.into_statement()).await?;
+    let mut select = db.sql();
+    select
+        .push("SELECT \"value\" FROM ")
+        .ident(META_TABLE)
+        .push(" WHERE \"key\" = ")
+        .bind(key.into());
+    let row = tx.query_one_raw(select.into_statement()).await?;
+    tx.commit().await?;
+    match row {
+        Some(row) => row.try_get_by_index(0),
+        None => Err(sea_orm::DbErr::RecordNotFound(format!(
+            "`{key}` in {META_TABLE}"
+        ))),
+    }
 }

@@ -41,6 +41,35 @@ macro_rules! db_tests {
     )*};
 }
 
+/// Declares test bodies that take the kind of database rather than a started server (to start,
+/// stop and restart servers themselves), and runs each on SQLite and on PostgreSQL.
+///
+/// ```ignore
+/// db_cases! {
+///     async fn some_case(db) { let Some(mut srv) = Server::start(db).await else { return }; … }
+/// }
+/// ```
+macro_rules! db_cases {
+    ($( $(#[$meta:meta])* async fn $name:ident($db:ident) $body:block )*) => {$(
+        $(#[$meta])*
+        async fn $name($db: crate::support::Db) $body
+
+        mod $name {
+            #[tokio::test]
+            async fn sqlite() {
+                super::$name(crate::support::Db::Sqlite).await;
+            }
+
+            #[tokio::test]
+            async fn postgres() {
+                // The body returns early (after a notice) only outside CI when PostgreSQL is
+                // unreachable.
+                super::$name(crate::support::Db::Postgres).await;
+            }
+        }
+    )*};
+}
+
 mod support;
 
 mod envelope;
@@ -56,4 +85,7 @@ mod relation_filters;
 mod relation_mutations;
 mod relations_read;
 mod scalars;
+mod secret;
 mod statements;
+mod system_api;
+mod tokens;

@@ -18,6 +18,11 @@ pub const REQUEST_ID: &str = "<request id>";
 
 const DEFAULT_POSTGRES_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 
+/// The secret the test servers sign their tokens with (`SVC_SECRET`).
+pub const SECRET: &str = "svc-tests-secret-0123456789abcdef";
+/// The master token the test servers accept in `authenticateCustomer` (`SVC_MASTER_TOKEN`).
+pub const MASTER_TOKEN: &str = "svc-tests-master-token";
+
 /// The database a test server runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Db {
@@ -31,19 +36,19 @@ enum Storage {
     PostgresSchema(String),
 }
 
-/// A running `example-model` service on its own fresh database.
-pub struct Server {
-    pub port: u16,
-    client: reqwest::Client,
-    running: Option<svc_runtime::Running>,
+/// A fresh, empty database (a SQLite file in a new directory, or a new PostgreSQL schema),
+/// removed when dropped.
+pub struct TestDatabase {
+    /// The URL a server is started with.
+    pub url: String,
     storage: Storage,
 }
 
-impl Server {
-    /// Starts a server on a fresh database. `None` only for PostgreSQL outside CI when it is
-    /// unreachable (after printing a notice); in CI an unreachable PostgreSQL fails the test.
-    pub async fn start(db: Db) -> Option<Server> {
-        let (database_url, storage) = match db {
+impl TestDatabase {
+    /// `None` only for PostgreSQL outside CI when it is unreachable (after printing a notice);
+    /// in CI an unreachable PostgreSQL fails the test.
+    pub async fn create(db: Db) -> Option<TestDatabase> {
+        let (url, storage) = match db {
             Db::Sqlite => {
                 let dir = std::env::temp_dir().join(format!("svc-test-{}", unique_name()));
                 std::fs::create_dir_all(&dir)
@@ -79,28 +84,195 @@ impl Server {
                 (url, Storage::PostgresSchema(schema))
             }
         };
-        // Build the guard first so that the database is cleaned up even if starting fails.
+        Some(TestDatabase { url, storage })
+    }
+
+    /// Runs SQL statements on the database directly (through the runtime's storage layer).
+    pub async fn execute(&self, statements: &[String]) {
+        let db = svc_runtime::storage::Db::connect(&self.url)
+            .await
+            .unwrap_or_else(|e| panic!("cannot connect to `{}`: {e}", self.url));
+        db.execute_script(statements)
+            .await
+            .unwrap_or_else(|e| panic!("cannot run {statements:?}: {e}"));
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        match &self.storage {
+            Storage::SqliteDir(dir) => {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            Storage::PostgresSchema(schema) => {
+                // Drop may run inside the test's runtime (or while panicking): use a thread with
+                // a runtime of its own.
+                let schema = schema.clone();
+                let _ = std::thread::spawn(move || {
+                    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                    else {
+                        return;
+                    };
+                    rt.block_on(async move {
+                        if let Ok(mut conn) = admin_connection().await {
+                            let drop = format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE");
+                            let _ = sqlx::raw_sql(sqlx::AssertSqlSafe(drop))
+                                .execute(&mut conn)
+                                .await;
+                            let _ = conn.close().await;
+                        }
+                    });
+                })
+                .join();
+            }
+        }
+    }
+}
+
+/// A running `example-model` service on its own fresh database.
+///
+/// Every request of [`Server::client`] (and so of every helper that does not say otherwise)
+/// carries `Authorization: Bearer <the admin root token>`, read through the System API at start;
+/// [`Server::anonymous`] and [`Server::post_as`] send other credentials.
+pub struct Server {
+    pub port: u16,
+    client: reqwest::Client,
+    anonymous: reqwest::Client,
+    root_token: String,
+    running: Option<svc_runtime::Running>,
+    /// Declared last: dropped after the server has stopped.
+    database: TestDatabase,
+}
+
+impl Server {
+    /// Starts a server on a fresh database with [`SECRET`]. `None` only for PostgreSQL outside
+    /// CI when it is unreachable (after printing a notice); in CI an unreachable PostgreSQL fails
+    /// the test.
+    pub async fn start(db: Db) -> Option<Server> {
+        Server::start_with_secret(db, Some(SECRET)).await
+    }
+
+    /// Starts a server on a fresh database with `SVC_SECRET` = `secret` (`None`: the server
+    /// generates and stores one).
+    pub async fn start_with_secret(db: Db, secret: Option<&str>) -> Option<Server> {
+        let database = TestDatabase::create(db).await?;
+        Some(Server::start_on(database, secret).await)
+    }
+
+    /// Starts a server on `database` (fresh, or left by a server that stopped).
+    pub async fn start_on(database: TestDatabase, secret: Option<&str>) -> Server {
         let mut srv = Server {
             port: 0,
             client: reqwest::Client::new(),
+            anonymous: reqwest::Client::new(),
+            root_token: String::new(),
             running: None,
-            storage,
+            database,
         };
+        srv.launch(secret).await;
+        srv
+    }
+
+    async fn launch(&mut self, secret: Option<&str>) {
         let options = svc_runtime::Options {
             port: 0,
-            database_url: Some(database_url),
+            database_url: Some(self.database.url.clone()),
             service_id: Some(SERVICE_ID.into()),
             alias: Some(ALIAS.into()),
+            secret: secret.map(str::to_owned),
+            master_token: Some(MASTER_TOKEN.into()),
         };
         let running = tokio::task::spawn_blocking(move || {
             svc_runtime::spawn::<example_model::Service>(options)
         })
         .await
         .expect("the spawning thread panicked")
-        .unwrap_or_else(|e| panic!("cannot start example-model on {db:?}: {e}"));
-        srv.port = running.port;
-        srv.running = Some(running);
-        Some(srv)
+        .unwrap_or_else(|e| panic!("cannot start example-model on {}: {e}", self.database.url));
+        self.port = running.port;
+        self.running = Some(running);
+        // The admin root token, read as the CLI reads it: with a platform token.
+        let platform = match secret {
+            Some(secret) => mint_with(secret, &platform_claims()),
+            None => self.platform_token_from_master().await,
+        };
+        self.root_token = self.read_root_token(&platform, "admin").await;
+        let mut headers = reqwest::header::HeaderMap::new();
+        let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {}", self.root_token))
+            .expect("a root token is a header value");
+        headers.insert(reqwest::header::AUTHORIZATION, value);
+        self.client = reqwest::Client::builder()
+            .default_headers(headers)
+            .build()
+            .expect("a reqwest client");
+    }
+
+    /// Stops the server and starts a new one on the same database with `SVC_SECRET` = `secret`.
+    pub async fn restart(&mut self, secret: Option<&str>) {
+        self.stop();
+        self.launch(secret).await;
+    }
+
+    /// Stops the server (the database stays until the `Server` is dropped).
+    pub fn stop(&mut self) {
+        if let Some(running) = self.running.take() {
+            running.stop();
+        }
+    }
+
+    /// The database the server runs on.
+    pub fn database(&self) -> &TestDatabase {
+        &self.database
+    }
+
+    /// A platform token obtained with `authenticateCustomer` and the master token.
+    async fn platform_token_from_master(&self) -> String {
+        let res = self
+            .system_as(
+                None,
+                &json!({ "query": format!(r#"mutation {{ authenticateCustomer(input: {{ auth0IdToken: "{MASTER_TOKEN}" }}) {{ token }} }}"#) }),
+            )
+            .await;
+        res["data"]["authenticateCustomer"]["token"]
+            .as_str()
+            .unwrap_or_else(|| panic!("authenticateCustomer failed: {res}"))
+            .to_owned()
+    }
+
+    /// The value of root token `name`, read through the System API with `platform_token`.
+    pub async fn read_root_token(&self, platform_token: &str, name: &str) -> String {
+        let tokens = self.root_tokens_as(Some(platform_token)).await;
+        tokens
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t.clone())
+            .unwrap_or_else(|| panic!("no root token `{name}` in {tokens:?}"))
+    }
+
+    /// `(name, token)` of every root token, read through `viewer.project` with `token`.
+    pub async fn root_tokens_as(&self, token: Option<&str>) -> Vec<(String, String)> {
+        let res = self
+            .system_as(
+                token,
+                &json!({ "query": format!(r#"{{ viewer {{ project(id: "{ALIAS}") {{ permanentAuthTokens {{ edges {{ node {{ id name token }} }} }} }} }} }}"#) }),
+            )
+            .await;
+        let edges = res["data"]["viewer"]["project"]["permanentAuthTokens"]["edges"]
+            .as_array()
+            .unwrap_or_else(|| panic!("cannot read the root tokens: {res}"));
+        edges
+            .iter()
+            .map(|e| {
+                let field = |k: &str| e["node"][k].as_str().expect("a string").to_owned();
+                (field("name"), field("token"))
+            })
+            .collect()
+    }
+
+    /// The admin root token the default client sends.
+    pub fn root_token(&self) -> &str {
+        &self.root_token
     }
 
     /// `http://127.0.0.1:{port}{path}`.
@@ -113,11 +285,17 @@ impl Server {
         self.url(&format!("/simple/v1/{ALIAS}"))
     }
 
+    /// A client whose requests carry the admin root token.
     pub fn client(&self) -> &reqwest::Client {
         &self.client
     }
 
-    /// POSTs a JSON body to the Simple API and returns the raw response.
+    /// A client that sends no `Authorization` header.
+    pub fn anonymous(&self) -> &reqwest::Client {
+        &self.anonymous
+    }
+
+    /// POSTs a JSON body to the Simple API (as admin) and returns the raw response.
     pub async fn post(&self, body: &Value) -> reqwest::Response {
         self.client
             .post(self.api())
@@ -125,6 +303,74 @@ impl Server {
             .send()
             .await
             .expect("the Simple API request failed")
+    }
+
+    /// POSTs a JSON body to `url` with `Authorization: Bearer <token>` (none for `None`),
+    /// checks HTTP 200, and returns the redacted JSON body.
+    pub async fn post_url_as(&self, url: &str, token: Option<&str>, body: &Value) -> Value {
+        let mut request = self.anonymous.post(url).json(body);
+        if let Some(token) = token {
+            request = request.header("Authorization", format!("Bearer {token}"));
+        }
+        let res = request.send().await.expect("the request failed");
+        body_json(res).await
+    }
+
+    /// POSTs a JSON body to `url` with the header `Authorization: <value>` verbatim.
+    pub async fn post_authorization(&self, url: &str, value: &str, body: &Value) -> Value {
+        let res = self
+            .anonymous
+            .post(url)
+            .header("Authorization", value)
+            .json(body)
+            .send()
+            .await
+            .expect("the request failed");
+        body_json(res).await
+    }
+
+    /// POSTs a JSON body to the Simple API with `Authorization: Bearer <token>` (no header for
+    /// `None`) and returns the redacted JSON body.
+    pub async fn post_as(&self, token: Option<&str>, body: &Value) -> Value {
+        self.post_url_as(&self.api(), token, body).await
+    }
+
+    /// Runs one GraphQL query with `token` (anonymous for `None`); the whole response body.
+    pub async fn gql_as(&self, token: Option<&str>, query: &str) -> Value {
+        self.post_as(token, &json!({ "query": query })).await
+    }
+
+    /// Runs one query against the permission endpoint with `token`; the whole response body.
+    pub async fn permissions_as(&self, token: Option<&str>, query: &str) -> Value {
+        let url = self.url(&format!("/simple/v1/{ALIAS}/permissions"));
+        self.post_url_as(&url, token, &json!({ "query": query }))
+            .await
+    }
+
+    /// POSTs a raw request to the System API with `token` (none for `None`); returns the HTTP
+    /// status and the body (JSON, `requestId`s checked and redacted).
+    pub async fn system_raw(&self, token: Option<&str>, body: Vec<u8>) -> (u16, Value) {
+        let mut request = self
+            .anonymous
+            .post(self.url("/system"))
+            .header("Content-Type", "application/json")
+            .body(body);
+        if let Some(token) = token {
+            request = request.header("Authorization", format!("Bearer {token}"));
+        }
+        let res = request.send().await.expect("the System API request failed");
+        let status = res.status().as_u16();
+        let text = res.text().await.expect("cannot read the response body");
+        let value: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("the response is not JSON ({e}): {text}"));
+        (status, redact_system_request_ids(value))
+    }
+
+    /// POSTs a JSON body to the System API with `token`, checks HTTP 200, and returns the body.
+    pub async fn system_as(&self, token: Option<&str>, body: &Value) -> Value {
+        let (status, value) = self.system_raw(token, body.to_string().into_bytes()).await;
+        assert_eq!(status, 200, "unexpected HTTP status; body: {value}");
+        value
     }
 
     /// POSTs a JSON body, checks HTTP 200, and returns the JSON body with every `requestId`
@@ -170,37 +416,7 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        if let Some(running) = self.running.take() {
-            running.stop();
-        }
-        match &self.storage {
-            Storage::SqliteDir(dir) => {
-                let _ = std::fs::remove_dir_all(dir);
-            }
-            Storage::PostgresSchema(schema) => {
-                // Drop may run inside the test's runtime (or while panicking): use a thread with
-                // a runtime of its own.
-                let schema = schema.clone();
-                let _ = std::thread::spawn(move || {
-                    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                    else {
-                        return;
-                    };
-                    rt.block_on(async move {
-                        if let Ok(mut conn) = admin_connection().await {
-                            let drop = format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE");
-                            let _ = sqlx::raw_sql(sqlx::AssertSqlSafe(drop))
-                                .execute(&mut conn)
-                                .await;
-                            let _ = conn.close().await;
-                        }
-                    });
-                })
-                .join();
-            }
-        }
+        self.stop();
     }
 }
 
@@ -283,6 +499,87 @@ pub fn redact_request_ids(value: Value) -> Value {
 /// A request id: `local:simple:` and a cuid.
 pub fn is_request_id(s: &str) -> bool {
     s.strip_prefix("local:simple:").is_some_and(is_cuid)
+}
+
+/// Like [`redact_request_ids`], for the System API's `local:system:<cuid>` request ids.
+pub fn redact_system_request_ids(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| {
+                    if k == "requestId" {
+                        let ok = v
+                            .as_str()
+                            .and_then(|s| s.strip_prefix("local:system:"))
+                            .is_some_and(is_cuid);
+                        assert!(ok, "`requestId` must be `local:system:<cuid>`, got {v}");
+                        (k, Value::String(REQUEST_ID.to_owned()))
+                    } else {
+                        (k, redact_system_request_ids(v))
+                    }
+                })
+                .collect(),
+        ),
+        Value::Array(items) => {
+            Value::Array(items.into_iter().map(redact_system_request_ids).collect())
+        }
+        other => other,
+    }
+}
+
+/// Seconds since 1970.
+pub fn unix_now() -> i64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("the clock is after 1970");
+    i64::try_from(since.as_secs()).expect("before 2262")
+}
+
+/// Signs `claims` with HS256 and [`SECRET`], the test servers' secret.
+pub fn mint(claims: &Value) -> String {
+    mint_with(SECRET, claims)
+}
+
+/// Signs `claims` with HS256 and `secret`.
+pub fn mint_with(secret: &str, claims: &Value) -> String {
+    mint_alg(jsonwebtoken::Algorithm::HS256, secret, claims)
+}
+
+/// Signs `claims` with `alg` (an HMAC algorithm) and `secret`.
+pub fn mint_alg(alg: jsonwebtoken::Algorithm, secret: &str, claims: &Value) -> String {
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(alg),
+        claims,
+        &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()),
+    )
+    .expect("cannot sign a test token")
+}
+
+/// The claims of a token signed with [`SECRET`] (signature checked, `exp` checked when present
+/// but not required).
+pub fn decode_claims(token: &str) -> Value {
+    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::HS256);
+    validation.required_spec_claims.clear();
+    let key = jsonwebtoken::DecodingKey::from_secret(SECRET.as_bytes());
+    jsonwebtoken::decode::<Value>(token, &key, &validation)
+        .unwrap_or_else(|e| panic!("cannot decode {token}: {e}"))
+        .claims
+}
+
+/// Claims of a platform token: `clientId` and `iat`.
+pub fn platform_claims() -> Value {
+    json!({ "clientId": "svc-tests", "iat": unix_now() })
+}
+
+/// Claims of a node token of the test service for node `id` of type `model`, valid for an hour.
+pub fn node_claims(id: &str, model: &str) -> Value {
+    let now = unix_now();
+    json!({ "exp": now + 3600, "iat": now, "projectId": SERVICE_ID, "userId": id, "modelName": model })
+}
+
+/// A node token of the test service for node `id` of type `model`, signed with [`SECRET`].
+pub fn node_token(id: &str, model: &str) -> String {
+    mint(&node_claims(id, model))
 }
 
 /// A cuid: 25 characters of `[a-z0-9]` starting with `c`.
