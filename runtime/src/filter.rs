@@ -73,6 +73,8 @@ pub enum Cond {
         field: usize,
         op: CmpOp,
         column: String,
+        /// The outer column can be null (equality must then match null with null).
+        nullable: bool,
     },
     /// `_contains`-style match against a column of the outer row, matched literally.
     LikeOuter {
@@ -120,28 +122,41 @@ impl Cond {
 /// The alias of the outer row in permission queries evaluated for many nodes at once.
 pub const OUTER: &str = "o";
 
-/// The key of the marker object that stands for a column of the outer row in a filter value
-/// (a control character, so no GraphQL input can spell it).
+/// The keys of the marker objects that stand for a column of the outer row in a filter value,
+/// one for columns that are never null and one for nullable ones (control characters, so no
+/// GraphQL input can spell them).
 const OUTER_KEY: &str = "\u{1}outer";
+const OUTER_NULLABLE_KEY: &str = "\u{1}outer?";
 
 /// A filter value standing for the column `column` of the outer row: what permission variables
 /// like `$node_id` become before the filter is parsed.
-pub fn outer_value(column: &str) -> Value {
+pub fn outer_value(column: &str, nullable: bool) -> Value {
+    let key = if nullable {
+        OUTER_NULLABLE_KEY
+    } else {
+        OUTER_KEY
+    };
     let mut map = IndexMap::new();
     map.insert(
-        async_graphql::Name::new(OUTER_KEY),
+        async_graphql::Name::new(key),
         Value::String(column.to_owned()),
     );
     Value::Object(map)
 }
 
-/// The outer column a marker value stands for.
-fn outer_column(v: &Value) -> Option<&str> {
-    match v {
-        Value::Object(map) if map.len() == 1 => match map.get(OUTER_KEY) {
-            Some(Value::String(column)) => Some(column),
-            _ => None,
-        },
+/// The outer column a marker value stands for, and whether it can be null.
+fn outer_column(v: &Value) -> Option<(&str, bool)> {
+    let Value::Object(map) = v else {
+        return None;
+    };
+    if map.len() != 1 {
+        return None;
+    }
+    match map.iter().next() {
+        Some((key, Value::String(column))) if key.as_str() == OUTER_KEY => Some((column, false)),
+        Some((key, Value::String(column))) if key.as_str() == OUTER_NULLABLE_KEY => {
+            Some((column, true))
+        }
         _ => None,
     }
 }
@@ -384,8 +399,8 @@ fn parse_relation(
 }
 
 fn parse_key(field: &FieldMeta, idx: usize, suffix: &str, v: &Value) -> Result<Cond, String> {
-    if let Some(column) = outer_column(v) {
-        return parse_outer_key(idx, suffix, column);
+    if let Some((column, nullable)) = outer_column(v) {
+        return parse_outer_key(idx, suffix, column, nullable);
     }
     if let (Value::List(items), "_in" | "_not_in") = (v, suffix)
         && items.iter().any(|it| outer_column(it).is_some())
@@ -397,13 +412,9 @@ fn parse_key(field: &FieldMeta, idx: usize, suffix: &str, v: &Value) -> Result<C
             items.iter().partition(|it| outer_column(it).is_some());
         let consts = Value::List(consts.into_iter().cloned().collect());
         let mut parts = vec![parse_key(field, idx, suffix, &consts)?];
-        for it in outer {
-            let column = outer_column(it).unwrap_or_default();
-            parts.push(parse_outer_key(
-                idx,
-                if negate { "_not" } else { "" },
-                column,
-            )?);
+        for (column, nullable) in outer.into_iter().filter_map(outer_column) {
+            let suffix = if negate { "_not" } else { "" };
+            parts.push(parse_outer_key(idx, suffix, column, nullable)?);
         }
         return Ok(if negate {
             Cond::All(parts)
@@ -484,12 +495,13 @@ fn parse_key(field: &FieldMeta, idx: usize, suffix: &str, v: &Value) -> Result<C
 }
 
 /// A filter key whose value is a column of the outer row.
-fn parse_outer_key(idx: usize, suffix: &str, column: &str) -> Result<Cond, String> {
+fn parse_outer_key(idx: usize, suffix: &str, column: &str, nullable: bool) -> Result<Cond, String> {
     let column = column.to_owned();
     let cmp = |op| Cond::CmpOuter {
         field: idx,
         op,
         column: column.clone(),
+        nullable,
     };
     let like = |kind, negate| Cond::LikeOuter {
         field: idx,
@@ -587,23 +599,39 @@ pub fn render(cond: &Cond, meta: &ModelMeta, alias: &str, sql: &mut Sql) {
                 .bind(sea_orm::Value::String(Some(pattern)))
                 .push(" ESCAPE '\\'");
         }
-        Cond::CmpOuter { field, op, column } => {
+        Cond::CmpOuter {
+            field,
+            op,
+            column,
+            nullable,
+        } => {
             let f = &meta.fields[*field];
-            sql.col(alias, f.name);
-            let null_safe = match (sql.backend(), op) {
-                (Backend::Sqlite, CmpOp::Eq) => Some(" IS "),
-                (Backend::Sqlite, CmpOp::Ne) => Some(" IS NOT "),
-                (Backend::Postgres, CmpOp::Eq) => Some(" IS NOT DISTINCT FROM "),
-                (Backend::Postgres, CmpOp::Ne) => Some(" IS DISTINCT FROM "),
-                _ => None,
+            let plain = |sql: &mut Sql, op: &str| {
+                sql.col(alias, f.name).push(op).col(OUTER, column);
             };
-            sql.push(null_safe.unwrap_or(match op {
-                CmpOp::Lt => " < ",
-                CmpOp::Le => " <= ",
-                CmpOp::Gt => " > ",
-                _ => " >= ",
-            }));
-            sql.col(OUTER, column);
+            match (op, nullable, sql.backend()) {
+                // SQLite's `IS` / `IS NOT` are null-safe and use indexes.
+                (CmpOp::Eq, true, Backend::Sqlite) => plain(sql, " IS "),
+                (CmpOp::Ne, true, Backend::Sqlite) => plain(sql, " IS NOT "),
+                // PostgreSQL cannot use an index for `IS NOT DISTINCT FROM`; spell it out.
+                (CmpOp::Eq, true, Backend::Postgres) => {
+                    sql.push("(");
+                    plain(sql, " = ");
+                    sql.push(" OR (")
+                        .col(alias, f.name)
+                        .push(" IS NULL AND ")
+                        .col(OUTER, column)
+                        .push(" IS NULL))");
+                }
+                (CmpOp::Ne, true, Backend::Postgres) => plain(sql, " IS DISTINCT FROM "),
+                (CmpOp::Eq, false, _) => plain(sql, " = "),
+                // As for constants, a null column of the checked table matches neither.
+                (CmpOp::Ne, false, _) => plain(sql, " <> "),
+                (CmpOp::Lt, ..) => plain(sql, " < "),
+                (CmpOp::Le, ..) => plain(sql, " <= "),
+                (CmpOp::Gt, ..) => plain(sql, " > "),
+                (CmpOp::Ge, ..) => plain(sql, " >= "),
+            }
         }
         Cond::LikeOuter {
             field,

@@ -15,6 +15,7 @@ pub mod error;
 pub mod filter;
 pub mod meta;
 pub mod nested;
+pub mod nulls;
 pub mod permissions;
 pub mod read;
 pub mod record;

@@ -21,6 +21,7 @@ use serde::Serialize;
 use crate::auth::{Auth, Principal, bearer};
 use crate::cli::ServiceDef;
 use crate::error::INTERNAL;
+use crate::nulls::Nullability;
 use crate::state::{RequestCx, State};
 use crate::storage::Counter;
 use crate::system::{Caller, SystemSchema};
@@ -43,11 +44,10 @@ pub struct Service<S: ServiceDef> {
     pub system: SystemSchema,
     pub service_id: String,
     pub alias: String,
-    /// Root fields whose type is non-null (`all<Plural>`, `_all<Plural>Meta`): when one of them
-    /// fails, `data` as a whole is `null`, as GraphQL's null propagation requires.
-    non_null_roots: Vec<String>,
-    /// The same for the permission schema (every `Some<Type>Exists` is `Boolean!`).
-    permission_roots: Vec<String>,
+    /// The field types of the client API, for null propagation.
+    nulls: Nullability,
+    /// The same for the permission schema.
+    permission_nulls: Nullability,
     state: Arc<State>,
 }
 
@@ -76,30 +76,16 @@ impl<S: ServiceDef> Service<S> {
                 .limit_complexity(MAX_COMPLEXITY)
                 .finish();
         let system = crate::system::schema(state.clone(), master_token);
-        let models = state.service.models;
-        let non_null_roots = models
-            .iter()
-            .flat_map(|m| {
-                [
-                    format!("all{}", m.plural),
-                    format!("_all{}Meta", m.plural),
-                    format!("deleteMany{}", m.plural),
-                    format!("updateMany{}", m.plural),
-                ]
-            })
-            .collect();
-        let permission_roots = models
-            .iter()
-            .map(|m| format!("Some{}Exists", m.name))
-            .collect();
+        let nulls = Nullability::of::<S::Query, S::Mutation>();
+        let permission_nulls = Nullability::of::<S::Permissions, EmptyMutation>();
         Service {
             schema,
             permissions,
             system,
             service_id,
             alias,
-            non_null_roots,
-            permission_roots,
+            nulls,
+            permission_nulls,
             state,
         }
     }
@@ -256,7 +242,7 @@ async fn simple<S: ServiceDef>(
         .await;
     let cx = Envelope {
         state: &service.state,
-        non_null_roots: &service.non_null_roots,
+        nulls: &service.nulls,
         request_id: &request_id,
         counter: &counter,
         principal: &principal,
@@ -287,7 +273,7 @@ async fn permissions<S: ServiceDef>(
     }
     let cx = Envelope {
         state: &service.state,
-        non_null_roots: &service.permission_roots,
+        nulls: &service.permission_nulls,
         request_id: &request_id,
         counter: &counter,
         principal: &principal,
@@ -330,14 +316,14 @@ async fn system<S: ServiceDef>(
         statements: counter.clone(),
     });
     let response = service.system.execute(request).await;
-    let out = render(response, &request_id, &[]);
+    let out = render(response, &request_id, None);
     json_response(&out, &request_id, None)
 }
 
 /// What the GraphQL requests of one HTTP request share.
 struct Envelope<'a> {
     state: &'a Arc<State>,
-    non_null_roots: &'a [String],
+    nulls: &'a Nullability,
     request_id: &'a str,
     counter: &'a Arc<Counter>,
     principal: &'a Principal,
@@ -377,8 +363,11 @@ impl Envelope<'_> {
                 self.state.clone(),
                 self.counter.clone(),
             ));
+        let query = request.query.clone();
+        let operation = request.operation_name.clone();
         let response = schema.execute(request).await;
-        render(response, self.request_id, self.non_null_roots)
+        let types = (self.nulls, query.as_str(), operation.as_deref());
+        render(response, self.request_id, Some(types))
     }
 }
 
@@ -422,7 +411,13 @@ fn parse_request(item: serde_json::Value, request_id: &str) -> Result<Request, s
 
 /// Renders an executed request: validation errors without `data` or `code`; otherwise `data`
 /// (with failed fields `null`) and field errors carrying `code` and `requestId`.
-fn render(response: Response, request_id: &str, non_null_roots: &[String]) -> serde_json::Value {
+/// `types` (the field types, the query and the operation's name) lets a failed non-null field
+/// null its parent as GraphQL requires; without it, only the failed field is `null`.
+fn render(
+    response: Response,
+    request_id: &str,
+    types: Option<(&Nullability, &str, Option<&str>)>,
+) -> serde_json::Value {
     let validation_failed = matches!(response.data, Value::Null)
         && !response.errors.is_empty()
         && response.errors.iter().all(|e| e.path.is_empty());
@@ -443,16 +438,11 @@ fn render(response: Response, request_id: &str, non_null_roots: &[String]) -> se
         .map(|e| field_error(e, request_id))
         .collect();
     let mut data = response.data.into_json().unwrap_or(serde_json::Value::Null);
-    // A failed non-null root field makes all of `data` null.
-    let root_failed = response.errors.iter().any(|e| {
-        matches!(&e.path[..], [PathSegment::Field(root)] if non_null_roots.iter().any(|r| r == root))
-    });
-    if root_failed {
-        data = serde_json::Value::Null;
-    } else {
-        for e in &response.errors {
-            null_at_path(&mut data, &e.path);
-        }
+    for e in &response.errors {
+        null_at_path(&mut data, &e.path);
+    }
+    if let Some((nulls, query, operation)) = types {
+        crate::nulls::propagate(nulls, query, operation, &mut data, &response.errors);
     }
     let mut out = serde_json::Map::new();
     out.insert("data".to_owned(), data);
@@ -476,17 +466,10 @@ fn null_at_path(data: &mut serde_json::Value, path: &[PathSegment]) {
         if node.is_null() && matches!(segment, PathSegment::Field(_)) {
             *node = serde_json::Value::Object(serde_json::Map::new());
         }
-        node = match (segment, node) {
-            (PathSegment::Field(name), serde_json::Value::Object(map)) => match map.get_mut(name) {
-                Some(child) => child,
-                None => return,
-            },
-            (PathSegment::Index(i), serde_json::Value::Array(items)) => match items.get_mut(*i) {
-                Some(child) => child,
-                None => return,
-            },
-            _ => return,
-        };
+        match crate::nulls::child(node, segment) {
+            Some(next) => node = next,
+            None => return,
+        }
     }
     if node.is_null() && matches!(last, PathSegment::Field(_)) {
         *node = serde_json::Value::Object(serde_json::Map::new());

@@ -213,8 +213,11 @@ fn to_value(
                 .ok_or_else(|| ApiError::Internal(format!("unknown variable {i}")))?;
             match (bind(*source), outer) {
                 (Bind::Const(v), _) => v,
-                (Bind::OuterId, Some(m)) => outer_value(m.fields[m.id].name),
-                (Bind::OuterField(f), Some(m)) => outer_value(m.fields[f].name),
+                (Bind::OuterId, Some(m)) => outer_value(m.fields[m.id].name, false),
+                (Bind::OuterField(f), Some(m)) => {
+                    let field = &m.fields[f];
+                    outer_value(field.name, !field.required)
+                }
                 (_, None) => {
                     return Err(invalid(
                         query,

@@ -7,11 +7,11 @@
 //! ([`ReadChecks`], led like the relation batches): one statement per model evaluates every
 //! applicable read query for all nodes of the batch.
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_graphql::{Context, Guard, QueryPathSegment, Value};
-use tokio::sync::oneshot;
+use tokio::sync::OnceCell;
 
 use super::eval::{self, Bind};
 use super::{Perms, covers};
@@ -54,7 +54,7 @@ impl<R: Record> Guard for ReadGuard<'_, R> {
         };
         let flags = loaders
             .checks
-            .load(loaders, R::META, self.0.id().to_owned(), principal(ctx))
+            .load(loaders, R::META, self.0.id(), principal(ctx))
             .await?;
         if queries
             .iter()
@@ -106,101 +106,107 @@ pub(crate) fn allow_payload(ctx: &Context<'_>, fields: Vec<&'static str>) {
 }
 
 type Flags = Arc<Vec<bool>>;
-type Reply = Result<Flags, async_graphql::Error>;
+/// Per model name, per node id: one flag per applicable read query.
+type Found = HashMap<&'static str, HashMap<String, Flags>>;
 
-struct Waiter {
-    model: &'static ModelMeta,
-    id: String,
-    reply: oneshot::Sender<Reply>,
-}
-
+/// The nodes of one batch and, once it ran, the flags of every node.
 #[derive(Default)]
-struct Pending {
-    waiters: Vec<Waiter>,
-    /// Who the request acts for (one request, one principal).
-    principal: Principal,
-    led: bool,
+struct Batch {
+    ids: Mutex<BTreeMap<&'static str, (&'static ModelMeta, BTreeSet<String>)>>,
+    result: OnceCell<Result<Found, async_graphql::Error>>,
 }
 
-/// The per-request read batch (part of [`RelLoaders`]).
+impl Batch {
+    fn lock(
+        &self,
+    ) -> MutexGuard<'_, BTreeMap<&'static str, (&'static ModelMeta, BTreeSet<String>)>> {
+        self.ids.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn len(&self) -> usize {
+        self.lock().values().map(|(_, ids)| ids.len()).sum()
+    }
+}
+
+/// The per-request read batch (part of [`RelLoaders`]). Every check of a round joins the
+/// current batch; the first one to await it leads: it waits until the round adds no node, opens
+/// a new batch for later checks, and runs one statement per model. Should the leader be
+/// cancelled, the next waiter leads (the batch keeps its nodes).
 #[derive(Default)]
 pub struct ReadChecks {
-    pending: Mutex<Pending>,
+    current: Mutex<Arc<Batch>>,
     whitelist: Mutex<Vec<(String, Vec<&'static str>)>>,
 }
 
 impl ReadChecks {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
-        self.pending.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn lock_whitelist(&self) -> std::sync::MutexGuard<'_, Vec<(String, Vec<&'static str>)>> {
+    fn lock_whitelist(&self) -> MutexGuard<'_, Vec<(String, Vec<&'static str>)>> {
         self.whitelist.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The flags of the model's applicable read queries for node `id` (in the order of
-    /// `Perms::type_perms`), from the batch this call joins.
+    /// `Perms::type_perms`).
     async fn load(
         &self,
-        loaders: &Arc<RelLoaders>,
+        loaders: &RelLoaders,
         model: &'static ModelMeta,
-        id: String,
+        id: &str,
         principal: &Principal,
-    ) -> Reply {
-        let (reply, answer) = oneshot::channel();
-        let lead = {
-            let mut pending = self.lock();
-            pending.principal = principal.clone();
-            pending.waiters.push(Waiter { model, id, reply });
-            !std::mem::replace(&mut pending.led, true)
+    ) -> Result<Flags, async_graphql::Error> {
+        let batch = {
+            let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+            let mut ids = current.lock();
+            let (_, set) = ids
+                .entry(model.name)
+                .or_insert_with(|| (model, BTreeSet::new()));
+            if !set.contains(id) {
+                set.insert(id.to_owned());
+            }
+            drop(ids);
+            Arc::clone(&current)
         };
-        if lead {
-            let loaders = Arc::clone(loaders);
-            tokio::spawn(async move { loaders.checks.lead(&loaders).await });
-        }
-        answer
+        let found = batch
+            .result
+            .get_or_init(|| self.lead(loaders, &batch, principal))
             .await
-            .unwrap_or_else(|_| Err(ApiError::Internal("read check batch dropped".into()).into()))
+            .as_ref()
+            .map_err(Clone::clone)?;
+        Ok(found
+            .get(model.name)
+            .and_then(|m| m.get(id))
+            .cloned()
+            .unwrap_or_else(|| Arc::new(Vec::new())))
     }
 
-    async fn lead(&self, loaders: &RelLoaders) {
-        settle(|| self.lock().waiters.len()).await;
-        let (waiters, principal) = {
-            let mut pending = self.lock();
-            pending.led = false;
-            (
-                std::mem::take(&mut pending.waiters),
-                pending.principal.clone(),
-            )
-        };
-        let state = loaders.state();
-        let mut groups: BTreeMap<&'static str, (&'static ModelMeta, Vec<&str>)> = BTreeMap::new();
-        for w in &waiters {
-            let group = groups.entry(w.model.name).or_insert((w.model, Vec::new()));
-            if !group.1.contains(&w.id.as_str()) {
-                group.1.push(&w.id);
+    async fn lead(
+        &self,
+        loaders: &RelLoaders,
+        batch: &Arc<Batch>,
+        principal: &Principal,
+    ) -> Result<Found, async_graphql::Error> {
+        settle(|| batch.len()).await;
+        {
+            let mut current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+            if Arc::ptr_eq(&current, batch) {
+                *current = Arc::new(Batch::default());
             }
         }
-        let mut results = BTreeMap::new();
-        for (name, (model, ids)) in groups {
+        let groups: Vec<(&'static ModelMeta, Vec<String>)> = batch
+            .lock()
+            .values()
+            .map(|(model, ids)| (*model, ids.iter().cloned().collect()))
+            .collect();
+        let state = loaders.state();
+        let mut found = Found::new();
+        for (model, ids) in groups {
             let exec = Exec {
                 conn: state.db.reader(),
                 counter: loaders.counter(),
             };
-            let found = evaluate(&exec, state.service, model, &ids, &principal).await;
-            results.insert(name, found);
+            let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+            let flags = evaluate(&exec, state.service, model, &ids, principal).await?;
+            found.insert(model.name, flags);
         }
-        for w in waiters {
-            let reply = match results.get(w.model.name) {
-                Some(Ok(found)) => Ok(found
-                    .get(&w.id)
-                    .cloned()
-                    .unwrap_or_else(|| Arc::new(Vec::new()))),
-                Some(Err(e)) => Err(e.clone()),
-                None => Err(ApiError::Internal("read check batch lost a model".into()).into()),
-            };
-            let _ = w.reply.send(reply);
-        }
+        Ok(found)
     }
 }
 
@@ -211,7 +217,7 @@ async fn evaluate(
     model: &'static ModelMeta,
     ids: &[&str],
     principal: &Principal,
-) -> Result<BTreeMap<String, Flags>, async_graphql::Error> {
+) -> Result<HashMap<String, Flags>, async_graphql::Error> {
     let perms = Perms::new(principal, service);
     let queries: Vec<&PermissionQuery> = perms
         .type_perms(model, Operation::Read)

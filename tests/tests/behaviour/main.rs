@@ -79,6 +79,7 @@ mod mutations;
 mod nested_mutations;
 mod ordering;
 mod pagination;
+mod permissions;
 mod queries;
 mod relation_extensions;
 mod relation_filters;

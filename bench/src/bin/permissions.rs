@@ -1,0 +1,260 @@
+//! Read-permission cost: the same list of 100 published posts read anonymously (every field
+//! after `slug`/`title` is granted by a permission query, `Post.read` in
+//! `example-model/svc.yml`) and with a root token (no check at all), in alternating rounds on
+//! one server. The target of issue 4: the permission read costs at most 1.5× the root read.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const QUERY: &str = "{ allPosts(first: 100) { id slug title body votes status createdAt } }";
+const MASTER_TOKEN: &str = "svc-bench-master-token";
+
+struct Args {
+    seconds: f64,
+    rounds: usize,
+    clients: usize,
+    postgres: Option<String>,
+}
+
+fn args() -> Result<Args, String> {
+    let mut out = Args {
+        seconds: 3.0,
+        rounds: 3,
+        clients: 8,
+        postgres: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
+        match arg.as_str() {
+            "--seconds" => {
+                out.seconds = value("--seconds")?
+                    .parse()
+                    .map_err(|e| format!("--seconds: {e}"))?
+            }
+            "--rounds" => {
+                out.rounds = value("--rounds")?
+                    .parse()
+                    .map_err(|e| format!("--rounds: {e}"))?
+            }
+            "--clients" => {
+                out.clients = value("--clients")?
+                    .parse()
+                    .map_err(|e| format!("--clients: {e}"))?
+            }
+            "--postgres" => out.postgres = Some(value("--postgres")?),
+            "--smoke" => {
+                out.seconds = 0.5;
+                out.rounds = 1;
+                out.clients = 2;
+            }
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    Ok(out)
+}
+
+#[tokio::main]
+async fn main() {
+    if let Err(e) = run().await {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+async fn run() -> Result<(), String> {
+    let args = args()?;
+    let dir = std::env::temp_dir().join(format!("svc-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let database_url = match &args.postgres {
+        Some(url) => url.clone(),
+        None => format!("sqlite://{}", dir.join("data.db").display()),
+    };
+    let options = svc_runtime::Options {
+        port: 0,
+        database_url: Some(database_url.clone()),
+        service_id: Some("bench".into()),
+        alias: Some("bench".into()),
+        secret: Some("svc-bench-secret-0123456789abcdef".into()),
+        master_token: Some(MASTER_TOKEN.into()),
+    };
+    let running =
+        tokio::task::spawn_blocking(move || svc_runtime::spawn::<example_model::Service>(options))
+            .await
+            .map_err(|e| format!("the server thread failed: {e}"))??;
+    let base = format!("http://127.0.0.1:{}", running.port);
+    let client = reqwest::Client::new();
+    let root = root_token(&client, &base).await?;
+    let api = format!("{base}/simple/v1/bench");
+    seed(&client, &api, &root).await?;
+
+    // Both reads must return the same 100 complete posts.
+    let as_root = post(&client, &api, Some(&root), QUERY).await?;
+    let anonymous = post(&client, &api, None, QUERY).await?;
+    if as_root != anonymous || as_root["data"]["allPosts"].as_array().map(Vec::len) != Some(100) {
+        return Err(format!(
+            "the two reads differ or are incomplete: {anonymous}"
+        ));
+    }
+
+    println!(
+        "permission read benchmark: allPosts(first: 100), 7 fields, on {}, {} clients, {} rounds of {}s per side",
+        if args.postgres.is_some() {
+            "PostgreSQL"
+        } else {
+            "SQLite"
+        },
+        args.clients,
+        args.rounds,
+        args.seconds
+    );
+    let mut totals = [
+        (0usize, Duration::ZERO, Vec::new()),
+        (0, Duration::ZERO, Vec::new()),
+    ];
+    for _ in 0..args.rounds {
+        for (side, token) in [Some(root.as_str()), None].into_iter().enumerate() {
+            let (n, elapsed, mut latencies) =
+                load(&client, &api, token, args.clients, args.seconds).await?;
+            totals[side].0 += n;
+            totals[side].1 += elapsed;
+            totals[side].2.append(&mut latencies);
+        }
+    }
+    let mut rates = [0.0; 2];
+    for (side, name) in ["root token (no checks)", "anonymous (query permission)"]
+        .iter()
+        .enumerate()
+    {
+        let (n, elapsed, latencies) = &mut totals[side];
+        latencies.sort();
+        let pct = |p: f64| {
+            latencies
+                .get(((latencies.len() as f64 - 1.0) * p) as usize)
+                .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+        };
+        rates[side] = *n as f64 / elapsed.as_secs_f64();
+        println!(
+            "  {name:<30} {:>8.0} req/s   p50 {:>6.2} ms   p99 {:>6.2} ms   ({n} requests)",
+            rates[side],
+            pct(0.5),
+            pct(0.99)
+        );
+    }
+    let ratio = rates[0] / rates[1];
+    println!("  cost ratio (root req/s ÷ permission req/s): {ratio:.2}× (target ≤ 1.50×)");
+    running.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+/// Sends requests from `clients` concurrent loops for `seconds`; returns the count, the wall
+/// time and every latency.
+async fn load(
+    client: &reqwest::Client,
+    api: &str,
+    token: Option<&str>,
+    clients: usize,
+    seconds: f64,
+) -> Result<(usize, Duration, Vec<Duration>), String> {
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs_f64(seconds);
+    let mut tasks = Vec::new();
+    for _ in 0..clients {
+        let client = client.clone();
+        let api = api.to_owned();
+        let token = token.map(str::to_owned);
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            while Instant::now() < deadline {
+                let t = Instant::now();
+                let body = post(&client, &api, token.as_deref(), QUERY).await?;
+                if body.get("errors").is_some() {
+                    return Err(format!("a benchmark request failed: {body}"));
+                }
+                latencies.push(t.elapsed());
+            }
+            Ok::<_, String>(latencies)
+        }));
+    }
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(task.await.map_err(|e| format!("a client failed: {e}"))??);
+    }
+    Ok((all.len(), start.elapsed(), all))
+}
+
+async fn post(
+    client: &reqwest::Client,
+    url: &str,
+    token: Option<&str>,
+    query: &str,
+) -> Result<Value, String> {
+    let mut request = client.post(url).json(&json!({ "query": query }));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let res = request
+        .send()
+        .await
+        .map_err(|e| format!("request failed: {e}"))?;
+    res.json().await.map_err(|e| format!("bad response: {e}"))
+}
+
+/// The `admin` root token, read through the System API the way the CLI reads it.
+async fn root_token(client: &reqwest::Client, base: &str) -> Result<String, String> {
+    let system = format!("{base}/system");
+    let login = format!(
+        r#"mutation {{ authenticateCustomer(input: {{ auth0IdToken: "{MASTER_TOKEN}" }}) {{ token }} }}"#
+    );
+    let res = post(client, &system, None, &login).await?;
+    let platform = res["data"]["authenticateCustomer"]["token"]
+        .as_str()
+        .ok_or_else(|| format!("authenticateCustomer failed: {res}"))?
+        .to_owned();
+    let query = r#"{ viewer { project(id: "bench") { permanentAuthTokens { edges { node { name token } } } } } }"#;
+    let res = post(client, &system, Some(&platform), query).await?;
+    res["data"]["viewer"]["project"]["permanentAuthTokens"]["edges"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|e| e["node"]["name"] == "admin")
+        .and_then(|e| e["node"]["token"].as_str())
+        .map(str::to_owned)
+        .ok_or_else(|| format!("no admin root token: {res}"))
+}
+
+/// 100 published posts by one editor.
+async fn seed(client: &reqwest::Client, api: &str, root: &str) -> Result<(), String> {
+    let user = post(
+        client,
+        api,
+        Some(root),
+        r#"mutation { createUser(email: "bench@example.com", name: "bench", role: EDITOR) { id } }"#,
+    )
+    .await?;
+    let author = user["data"]["createUser"]["id"]
+        .as_str()
+        .ok_or_else(|| format!("cannot create the author: {user}"))?
+        .to_owned();
+    let creates: String = (0..100)
+        .map(|i| {
+            format!(
+                r#"p{i}: createPost(slug: "post-{i:03}", title: "Post {i}", body: "Body of post {i}", status: PUBLISHED, votes: {i}, authorId: "{author}") {{ id }}
+"#
+            )
+        })
+        .collect();
+    let res = post(
+        client,
+        api,
+        Some(root),
+        &format!("mutation {{\n{creates}}}"),
+    )
+    .await?;
+    match res.get("errors") {
+        Some(errors) => Err(format!("seeding failed: {errors}")),
+        None => Ok(()),
+    }
+}
