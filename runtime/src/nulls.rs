@@ -90,20 +90,19 @@ pub fn landing(
     for segment in path {
         match segment {
             PathSegment::Field(key) => {
-                let mut found: Vec<(String, &SelectionSet)> = Vec::new();
+                let mut found: Vec<Found<'_>> = Vec::new();
                 for (set, parent) in &sets {
                     collect(doc, set, parent, key, &mut found);
                 }
                 // The field's name is the same for every match (GraphQL validation); its
                 // parent type is the first one that declares it.
-                let name = sets.iter().find_map(|(set, _)| field_name(doc, set, key))?;
                 let ty = found
                     .iter()
-                    .find_map(|(parent, _)| types.field_type(parent, name))?;
+                    .find_map(|f| types.field_type(&f.parent, f.name))?;
                 current = ty.to_owned();
                 non_null.push(strip(&current).0);
                 let inner = named(&current).to_owned();
-                sets = found.into_iter().map(|(_, s)| (s, inner.clone())).collect();
+                sets = found.into_iter().map(|f| (f.set, inner.clone())).collect();
             }
             PathSegment::Index(_) => {
                 let (_, list) = strip(&current);
@@ -121,20 +120,31 @@ pub fn landing(
     Some(len)
 }
 
-/// The fields with response key `key` in `set` (through fragments), with the type they are
-/// selected on and their sub-selection.
+/// One selection of a response key: the type it is selected on, the field's name and its
+/// sub-selection.
+struct Found<'d> {
+    parent: String,
+    name: &'d str,
+    set: &'d SelectionSet,
+}
+
+/// The fields with response key `key` in `set` (through fragments).
 fn collect<'d>(
     doc: &'d ExecutableDocument,
     set: &'d SelectionSet,
     parent: &str,
     key: &str,
-    out: &mut Vec<(String, &'d SelectionSet)>,
+    out: &mut Vec<Found<'d>>,
 ) {
     for item in &set.items {
         match &item.node {
             Selection::Field(f) => {
                 if f.node.response_key().node.as_str() == key {
-                    out.push((parent.to_owned(), &f.node.selection_set.node));
+                    out.push(Found {
+                        parent: parent.to_owned(),
+                        name: f.node.name.node.as_str(),
+                        set: &f.node.selection_set.node,
+                    });
                 }
             }
             Selection::InlineFragment(frag) => {
@@ -153,25 +163,6 @@ fn collect<'d>(
             }
         }
     }
-}
-
-/// The name of the field selected with response key `key` in `set` (through fragments).
-fn field_name<'d>(
-    doc: &'d ExecutableDocument,
-    set: &'d SelectionSet,
-    key: &str,
-) -> Option<&'d str> {
-    set.items.iter().find_map(|item| match &item.node {
-        Selection::Field(f) if f.node.response_key().node.as_str() == key => {
-            Some(f.node.name.node.as_str())
-        }
-        Selection::Field(_) => None,
-        Selection::InlineFragment(frag) => field_name(doc, &frag.node.selection_set.node, key),
-        Selection::FragmentSpread(spread) => doc
-            .fragments
-            .get(&spread.node.fragment_name.node)
-            .and_then(|def| field_name(doc, &def.node.selection_set.node, key)),
-    })
 }
 
 /// The value at one step of a response path below `node`.

@@ -230,25 +230,7 @@ async fn simple<S: ServiceDef>(
     req: HttpRequest,
     body: web::Bytes,
 ) -> HttpResponse {
-    let id = path.into_inner();
-    let request_id = new_request_id();
-    if !service.knows(&id) {
-        return project_not_found(&id, &request_id);
-    }
-    let counter = Arc::new(Counter::new());
-    let principal = service
-        .auth()
-        .resolve(&service.state.db, &counter, authorization(&req))
-        .await;
-    let cx = Envelope {
-        state: &service.state,
-        nulls: &service.nulls,
-        request_id: &request_id,
-        counter: &counter,
-        principal: &principal,
-    };
-    let out = cx.run(&service.schema, &body).await;
-    json_response(&out, &request_id, Some(counter.get()))
+    client_api(&service, &path, &req, &body, false).await
 }
 
 /// `POST /simple/v1/<id>/permissions`: the permission schema, for admins only (reference §5.5).
@@ -258,27 +240,45 @@ async fn permissions<S: ServiceDef>(
     req: HttpRequest,
     body: web::Bytes,
 ) -> HttpResponse {
-    let id = path.into_inner();
+    client_api(&service, &path, &req, &body, true).await
+}
+
+/// A request of a client API: the service's schema, or its permission schema (admins only).
+async fn client_api<S: ServiceDef>(
+    service: &Service<S>,
+    id: &str,
+    req: &HttpRequest,
+    body: &[u8],
+    permission_schema: bool,
+) -> HttpResponse {
     let request_id = new_request_id();
-    if !service.knows(&id) {
-        return project_not_found(&id, &request_id);
+    if !service.knows(id) {
+        return project_not_found(id, &request_id);
     }
     let counter = Arc::new(Counter::new());
     let principal = service
         .auth()
-        .resolve(&service.state.db, &counter, authorization(&req))
+        .resolve(&service.state.db, &counter, authorization(req))
         .await;
-    if !principal.is_admin() {
+    if permission_schema && !principal.is_admin() {
         return request_error(3008, "Insufficient permissions for this query", &request_id);
     }
     let cx = Envelope {
         state: &service.state,
-        nulls: &service.permission_nulls,
+        nulls: if permission_schema {
+            &service.permission_nulls
+        } else {
+            &service.nulls
+        },
         request_id: &request_id,
         counter: &counter,
         principal: &principal,
     };
-    let out = cx.run(&service.permissions, &body).await;
+    let out = if permission_schema {
+        cx.run(&service.permissions, body).await
+    } else {
+        cx.run(&service.schema, body).await
+    };
     json_response(&out, &request_id, Some(counter.get()))
 }
 

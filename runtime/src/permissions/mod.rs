@@ -205,13 +205,6 @@ impl<'a> Perms<'a> {
             return Ok(());
         }
         let perms = self.type_perms(meta, Operation::Delete);
-        if perms.iter().any(|p| p.query.is_none()) {
-            return Ok(());
-        }
-        let texts: Vec<&PermissionQuery> = perms.iter().filter_map(|p| p.query).collect();
-        if texts.is_empty() {
-            return Err(ApiError::InsufficientPermissions(MUTATION_DENIED));
-        }
         let user = self.user();
         let bind = |src: VarSource| match src {
             VarSource::UserId => Bind::Const(user.clone()),
@@ -219,12 +212,8 @@ impl<'a> Perms<'a> {
             VarSource::NodeField(f) => Bind::OuterField(f),
             _ => Bind::Const(Value::Null),
         };
-        let found = eval::for_nodes(tx, self.service, &texts, meta, ids, &bind).await?;
-        if all_granted(&found, ids) {
-            Ok(())
-        } else {
-            Err(ApiError::InsufficientPermissions(MUTATION_DENIED))
-        }
+        self.grant_each(tx, &perms, meta, ids, &bind, MUTATION_DENIED)
+            .await
     }
 
     /// Adding (`connect`) or removing edges between `this` (a node of the model that owns
@@ -260,13 +249,6 @@ impl<'a> Perms<'a> {
             })
             .filter(|p| self.applies(p))
             .collect();
-        if perms.iter().any(|p| p.query.is_none()) {
-            return Ok(());
-        }
-        let texts: Vec<&PermissionQuery> = perms.iter().filter_map(|p| p.query).collect();
-        if texts.is_empty() {
-            return Err(ApiError::InsufficientPermissions(denied));
-        }
         let this_is_a = field.own == "A";
         let user = self.user();
         let this_value = Value::String(this.to_owned());
@@ -277,19 +259,36 @@ impl<'a> Perms<'a> {
             VarSource::SideA | VarSource::SideB => Bind::OuterId,
             _ => Bind::Const(Value::Null),
         };
-        let found = eval::for_nodes(tx, self.service, &texts, field.target, others, &bind).await?;
-        if all_granted(&found, others) {
-            Ok(())
-        } else {
-            Err(ApiError::InsufficientPermissions(denied))
-        }
+        self.grant_each(tx, &perms, field.target, others, &bind, denied)
+            .await
     }
-}
 
-/// Whether some query granted for every id (a missing node is not granted).
-fn all_granted(found: &std::collections::HashMap<String, Vec<bool>>, ids: &[&str]) -> bool {
-    ids.iter()
-        .all(|id| found.get(*id).is_some_and(|flags| flags.iter().any(|g| *g)))
+    /// Grants when one of `perms` has no query, or when for every node `ids` of `outer` one of
+    /// their queries is true; otherwise 3008 with `denied`.
+    async fn grant_each(
+        &self,
+        tx: &Tx<'_>,
+        perms: &[&PermissionMeta],
+        outer: &'static ModelMeta,
+        ids: &[&str],
+        bind: eval::Binder<'_>,
+        denied: &'static str,
+    ) -> ApiResult<()> {
+        if perms.iter().any(|p| p.query.is_none()) {
+            return Ok(());
+        }
+        let texts: Vec<&PermissionQuery> = perms.iter().filter_map(|p| p.query).collect();
+        if !texts.is_empty() {
+            let found = eval::for_nodes(tx, self.service, &texts, outer, ids, bind).await?;
+            if ids
+                .iter()
+                .all(|id| found.get(*id).is_some_and(|flags| flags.iter().any(|g| *g)))
+            {
+                return Ok(());
+            }
+        }
+        Err(ApiError::InsufficientPermissions(denied))
+    }
 }
 
 /// `$input_<f>`: the value given for column `f`, null when absent.
