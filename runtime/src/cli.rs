@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 
 use crate::auth::{Auth, service_secret};
 use crate::meta::ServiceMeta;
+use crate::permissions::read::ReadTable;
 use crate::server::{Service, bind};
 use crate::state::State;
 use crate::storage::{Db, ddl};
@@ -214,6 +215,7 @@ pub async fn start<S: ServiceDef>(options: Options) -> Result<Started, String> {
         db,
         service: S::META,
         auth,
+        reads: ReadTable::new(S::META),
     });
     let svc = Service::<S>::new(
         state,

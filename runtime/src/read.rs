@@ -4,10 +4,15 @@
 use async_graphql::{Context, ID, SimpleObject};
 use sea_orm::ConnectionTrait;
 
+use std::sync::Arc;
+
+use crate::auth::{Principal, principal};
 use crate::error::{ApiError, ApiResult};
-use crate::filter::{Cond, Filter, OrderBy, render};
-use crate::meta::ModelMeta;
+use crate::filter::{Cond, Filter, OUTER, OrderBy, render};
+use crate::meta::{ModelMeta, PermissionQuery};
+use crate::permissions::{self, eval};
 use crate::record::Record;
+use crate::related::RelLoaders;
 use crate::state::{State, request_counter};
 use crate::storage::{Backend, Exec, Sql, push_param, push_select_col};
 use crate::value::{Val, is_valid_id};
@@ -263,8 +268,27 @@ pub(crate) fn push_exists(sql: &mut Sql, meta: &ModelMeta, alias: &str, page: &P
 async fn list<R: Record>(ctx: &Context<'_>, page: Page) -> ApiResult<Vec<R>> {
     let state = State::of(ctx);
     let meta = R::META;
+    let flagged = read_flags::<R>(ctx);
     let mut sql = state.db.sql();
-    push_select(&mut sql, meta, "t0");
+    if let Some((queries, principal, _)) = &flagged {
+        // The read permission queries of the page's nodes, in the same statement. The page is a
+        // derived table, so the queries run for the returned nodes only, never for every row
+        // the filter matches (the outer ORDER BY also keeps SQLite from flattening it).
+        sql.push("SELECT ");
+        push_columns(&mut sql, meta, OUTER);
+        eval::push_flags(
+            &mut sql,
+            state.service,
+            queries,
+            meta,
+            &permissions::read::binder(principal),
+        )?;
+        sql.push(" FROM (SELECT * FROM ")
+            .ident(meta.table)
+            .push(" AS t0");
+    } else {
+        push_select(&mut sql, meta, "t0");
+    }
     sql.push(" WHERE ");
     page.push_conditions(&mut sql, meta, "t0");
     push_order(&mut sql, meta, "t0", &page.read_order());
@@ -272,16 +296,48 @@ async fn list<R: Record>(ctx: &Context<'_>, page: Page) -> ApiResult<Vec<R>> {
     if let Some(skip) = page.skip {
         sql.push(" OFFSET ").push(&skip.to_string());
     }
+    if flagged.is_some() {
+        sql.push(") AS ").push(OUTER);
+        push_order(&mut sql, meta, OUTER, &page.read_order());
+    }
     let exec = Exec {
         conn: state.db.reader(),
         counter: request_counter(ctx),
     };
     let rows = exec.all(sql).await?;
     let mut out = decode_all::<R>(&rows, state.db.backend())?;
+    if let Some((queries, _, loaders)) = flagged {
+        let flags = rows
+            .iter()
+            .zip(&out)
+            .map(|(row, node)| {
+                eval::flags_at(row, meta.fields.len(), queries.len())
+                    .map(|flags| (node.id().to_owned(), flags))
+            })
+            .collect::<ApiResult<_>>()?;
+        loaders.checks.remember(meta, flags);
+    }
     if page.reads_backwards() {
         out.reverse();
     }
     Ok(out)
+}
+
+/// When the selection of a list of `R` reads a field only a permission query can grant: the
+/// model's read queries, who asks, and where the flags go.
+pub(crate) fn read_flags<'a, R: Record>(
+    ctx: &Context<'a>,
+) -> Option<(Vec<&'static PermissionQuery>, &'a Principal, &'a RelLoaders)> {
+    let principal = principal(ctx);
+    if principal.is_admin() {
+        return None;
+    }
+    let rules = State::of(ctx).reads.of(R::META, principal)?;
+    let loaders = ctx.data_opt::<Arc<RelLoaders>>()?;
+    ctx.field()
+        .selection_set()
+        .any(|f| rules.needs_flags(f.name()))
+        .then(|| (rules.queries().collect(), principal, &**loaders))
 }
 
 /// Appends ` ORDER BY …` with nulls first in ascending order (as the reference's MySQL does).

@@ -17,11 +17,13 @@ use async_graphql::Context;
 use sea_orm::QueryResult;
 use tokio::sync::oneshot;
 
+use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
-use crate::filter::{Cond, Filter, render};
-use crate::meta::{ModelMeta, RelFieldMeta};
-use crate::permissions::read::ReadChecks;
-use crate::read::{ListArgs, Page, QueryMeta, push_columns, push_order};
+use crate::filter::{Cond, Filter, OUTER, render};
+use crate::meta::{ModelMeta, PermissionQuery, RelFieldMeta};
+use crate::permissions::eval;
+use crate::permissions::read::{ReadChecks, binder};
+use crate::read::{ListArgs, Page, QueryMeta, push_columns, push_order, read_flags};
 use crate::record::Record;
 use crate::state::State;
 use crate::storage::{Counter, Exec, Sql, push_id_list};
@@ -45,16 +47,20 @@ struct RelQuery {
     owner: &'static ModelMeta,
     field: usize,
     spec: Spec,
+    /// Whether the read permission queries of the related nodes are read with them (the
+    /// selection reads a field only a query can grant).
+    flags: bool,
     canon: String,
 }
 
 impl RelQuery {
-    fn new(owner: &'static ModelMeta, field: usize, spec: Spec) -> Arc<Self> {
-        let canon = format!("{}.{}:{spec:?}", owner.name, field);
+    fn new(owner: &'static ModelMeta, field: usize, spec: Spec, flags: bool) -> Arc<Self> {
+        let canon = format!("{}.{}:{flags}:{spec:?}", owner.name, field);
         Arc::new(RelQuery {
             owner,
             field,
             spec,
+            flags,
             canon,
         })
     }
@@ -90,15 +96,17 @@ struct Pending {
 pub struct RelLoaders {
     state: Arc<State>,
     counter: Arc<Counter>,
+    principal: Principal,
     pending: Mutex<Pending>,
     pub(crate) checks: ReadChecks,
 }
 
 /// A loader for one request.
-pub fn loaders(state: Arc<State>, counter: Arc<Counter>) -> Arc<RelLoaders> {
+pub fn loaders(state: Arc<State>, counter: Arc<Counter>, principal: Principal) -> Arc<RelLoaders> {
     Arc::new(RelLoaders {
         state,
         counter,
+        principal,
         pending: Mutex::new(Pending::default()),
         checks: ReadChecks::default(),
     })
@@ -209,7 +217,10 @@ impl RelLoaders {
     /// One statement for every parent of a query.
     async fn run(&self, query: &RelQuery, parents: &[&str]) -> ApiResult<HashMap<String, Loaded>> {
         match &query.spec {
-            Spec::Page(page) => self.run_page(query.field(), page, parents).await,
+            Spec::Page(page) => {
+                self.run_page(query.field(), page, parents, query.flags)
+                    .await
+            }
             Spec::Count(filter) => self.run_count(query.field(), filter, parents).await,
         }
     }
@@ -219,12 +230,29 @@ impl RelLoaders {
         field: &RelFieldMeta,
         page: &Page,
         parents: &[&str],
+        flags: bool,
     ) -> ApiResult<HashMap<String, Loaded>> {
         let target = field.target;
         // SELECT * FROM (SELECT <cols>, j.own AS __p, ROW_NUMBER() OVER (…) AS __rn …) AS s
         // WHERE __rn in (skip, skip + limit] ORDER BY __p, __rn
+        //
+        // With `flags`, the read permission queries run for the rows of the pages only, over
+        // the stored row joined back by id: SELECT s.*, CASE WHEN (…o…) … FROM (…) AS s
+        // JOIN "<Target>" AS o ON o.id = s.id WHERE …
+        let queries: Vec<&PermissionQuery> = match self.state.reads.of(target, &self.principal) {
+            Some(rules) if flags => rules.queries().collect(),
+            _ => Vec::new(),
+        };
         let mut sql = Sql::new(self.state.db.backend());
-        sql.push("SELECT * FROM (SELECT ");
+        sql.push("SELECT s.*");
+        eval::push_flags(
+            &mut sql,
+            self.state.service,
+            &queries,
+            target,
+            &binder(&self.principal),
+        )?;
+        sql.push(" FROM (SELECT ");
         push_columns(&mut sql, target, "t0");
         sql.push(", ")
             .col("j", field.own)
@@ -237,13 +265,36 @@ impl RelLoaders {
         page.push_conditions(&mut sql, target, "t0");
         let skip = i64::from(page.skip.unwrap_or(0));
         let end = skip + i64::from(page.limit());
-        sql.push(") AS s WHERE \"__rn\" > ")
+        sql.push(") AS s");
+        if !queries.is_empty() {
+            let id = target.fields[target.id].name;
+            sql.push(" JOIN ")
+                .ident(target.table)
+                .push(" AS ")
+                .push(OUTER)
+                .push(" ON ")
+                .col(OUTER, id)
+                .push(" = ")
+                .col("s", id);
+        }
+        sql.push(" WHERE \"__rn\" > ")
             .push(&skip.to_string())
             .push(" AND \"__rn\" <= ")
             .push(&end.to_string())
             .push(" ORDER BY \"__p\", \"__rn\"");
         let rows = self.exec().all(sql).await?;
         let parent_col = target.fields.len();
+        if !queries.is_empty() {
+            // The flags follow `__p` and `__rn`.
+            let flags = rows
+                .iter()
+                .map(|row| {
+                    let id: String = row.try_get_by_index(target.id)?;
+                    Ok((id, eval::flags_at(row, parent_col + 2, queries.len())?))
+                })
+                .collect::<ApiResult<_>>()?;
+            self.checks.remember(target, flags);
+        }
         let mut by_parent: HashMap<String, Vec<QueryResult>> = HashMap::new();
         for row in rows {
             let parent: String = row.try_get_by_index(parent_col)?;
@@ -310,7 +361,8 @@ async fn load_page<P: Record, R: Record>(
     field: usize,
     page: Page,
 ) -> async_graphql::Result<Vec<R>> {
-    let query = RelQuery::new(P::META, field, Spec::Page(page));
+    let flags = read_flags::<R>(ctx).is_some();
+    let query = RelQuery::new(P::META, field, Spec::Page(page), flags);
     let backend = State::of(ctx).db.backend();
     match loader(ctx)?.load(query, parent.id().to_owned()).await? {
         Loaded::Rows(rows) => Ok(rows
@@ -384,7 +436,7 @@ pub async fn to_many_count<P: Record, R: Record>(
     field: usize,
     args: ListArgs<R>,
 ) -> async_graphql::Result<QueryMeta> {
-    let query = RelQuery::new(P::META, field, Spec::Count(args.count_filter()?));
+    let query = RelQuery::new(P::META, field, Spec::Count(args.count_filter()?), false);
     match loader(ctx)?.load(query, parent.id().to_owned()).await? {
         Loaded::Count(count) => Ok(QueryMeta { count }),
         Loaded::Rows(_) => Err(ApiError::Internal("a count returned rows".into()).into()),

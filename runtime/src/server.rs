@@ -362,6 +362,7 @@ impl Envelope<'_> {
             .data(crate::related::loaders(
                 self.state.clone(),
                 self.counter.clone(),
+                self.principal.clone(),
             ));
         let query = request.query.clone();
         let operation = request.operation_name.clone();

@@ -7,6 +7,7 @@ use async_graphql::Context;
 
 use crate::auth::Auth;
 use crate::meta::ServiceMeta;
+use crate::permissions::read::ReadTable;
 use crate::storage::{Counter, Db};
 
 /// Shared by every request of a running service.
@@ -16,6 +17,8 @@ pub struct State {
     pub service: &'static ServiceMeta,
     /// Keys, service identity and stored root tokens.
     pub auth: Auth,
+    /// The read permission rules, worked out once from `service`.
+    pub reads: ReadTable,
 }
 
 impl State {

@@ -50,11 +50,7 @@ pub(crate) async fn for_nodes<C: ConnectionTrait>(
     let mut sql = Sql::new(exec.backend());
     let id_col = outer.fields[outer.id].name;
     sql.push("SELECT ").col(OUTER, id_col);
-    for q in queries {
-        sql.push(", CASE WHEN (");
-        push_query(&mut sql, service, q, Some(outer), bind)?;
-        sql.push(") THEN 1 ELSE 0 END");
-    }
+    push_flags(&mut sql, service, queries, outer, bind)?;
     sql.push(" FROM ")
         .ident(outer.table)
         .push(" AS ")
@@ -66,12 +62,41 @@ pub(crate) async fn for_nodes<C: ConnectionTrait>(
     let mut out: HashMap<String, Vec<bool>> = HashMap::with_capacity(rows.len());
     for row in rows {
         let id: String = row.try_get_by_index(0)?;
-        let flags = (0..queries.len())
-            .map(|i| row.try_get_by_index::<i32>(i + 1).map(|v| v != 0))
-            .collect::<Result<Vec<_>, _>>()?;
-        out.insert(id, flags);
+        out.insert(id, flags_at(&row, 1, queries.len())?);
     }
     Ok(out)
+}
+
+/// Appends `, CASE WHEN (<query>) THEN 1 ELSE 0 END` for each query, over the outer row
+/// [`OUTER`] of model `outer`.
+pub(crate) fn push_flags(
+    sql: &mut Sql,
+    service: &ServiceMeta,
+    queries: &[&PermissionQuery],
+    outer: &'static ModelMeta,
+    bind: Binder<'_>,
+) -> ApiResult<()> {
+    for q in queries {
+        sql.push(", CASE WHEN (");
+        push_query(sql, service, q, Some(outer), bind)?;
+        sql.push(") THEN 1 ELSE 0 END");
+    }
+    Ok(())
+}
+
+/// The `count` flags [`push_flags`] selected, from column `start` on.
+pub(crate) fn flags_at(
+    row: &sea_orm::QueryResult,
+    start: usize,
+    count: usize,
+) -> ApiResult<Vec<bool>> {
+    (start..start + count)
+        .map(|i| {
+            row.try_get_by_index::<i32>(i)
+                .map(|v| v != 0)
+                .map_err(ApiError::from)
+        })
+        .collect()
 }
 
 /// Whether each query grants, when no variable depends on a node.

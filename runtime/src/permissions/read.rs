@@ -14,12 +14,13 @@ use async_graphql::{Context, Guard, QueryPathSegment, Value};
 use tokio::sync::OnceCell;
 
 use super::eval::{self, Bind};
-use super::{Perms, covers};
+use super::{Perms, covers, model_index};
 use crate::auth::{Principal, principal};
 use crate::error::ApiError;
 use crate::meta::{ModelMeta, Operation, PermissionMeta, PermissionQuery, ServiceMeta, VarSource};
 use crate::record::Record;
 use crate::related::{RelLoaders, settle};
+use crate::state::State;
 use crate::storage::Exec;
 
 const READ_DENIED: &str = "Insufficient Permissions";
@@ -29,42 +30,127 @@ pub struct ReadGuard<'a, R>(pub &'a R);
 
 impl<R: Record> Guard for ReadGuard<'_, R> {
     async fn check(&self, ctx: &Context<'_>) -> async_graphql::Result<()> {
-        let perms = Perms::of(ctx);
-        if perms.bypass() {
+        let principal = principal(ctx);
+        if principal.is_admin() {
             return Ok(());
         }
+        let Some(rules) = State::of(ctx).reads.of(R::META, principal) else {
+            return Err(denied());
+        };
         let field = ctx.item.node.name.node.as_str();
-        let reads = perms.type_perms(R::META, Operation::Read);
-        if reads.iter().any(|p| p.query.is_none() && covers(p, field)) {
+        if rules.passes(field) || whitelisted(ctx, field) {
             return Ok(());
         }
-        if whitelisted(ctx, field) {
-            return Ok(());
-        }
-        let queries: Vec<&PermissionMeta> = reads
-            .iter()
-            .copied()
-            .filter(|p| p.query.is_some())
-            .collect();
-        if !queries.iter().any(|p| covers(p, field)) {
+        if !rules.checkable(field) {
             return Err(denied());
         }
         let Some(loaders) = ctx.data_opt::<Arc<RelLoaders>>() else {
             return Err(denied());
         };
-        let flags = loaders
-            .checks
-            .load(loaders, R::META, self.0.id(), principal(ctx))
-            .await?;
-        if queries
-            .iter()
-            .zip(flags.iter())
-            .any(|(p, granted)| *granted && covers(p, field))
-        {
+        let id = self.0.id();
+        let flags = match loaders.checks.known(R::META, id) {
+            Some(flags) => flags,
+            None => loaders.checks.load(loaders, R::META, id, principal).await?,
+        };
+        if rules.granted(field, &flags) {
             Ok(())
         } else {
             Err(denied())
         }
+    }
+}
+
+/// The read rules of one model for one kind of requester, worked out once at start.
+#[derive(Debug, Default)]
+pub(crate) struct ReadRules {
+    /// An applicable `"*"` permission opens everything.
+    bypass: bool,
+    /// A query-less permission covers the whole type.
+    all_free: bool,
+    /// Fields covered by query-less permissions.
+    free: Vec<&'static str>,
+    /// The applicable permissions with a query, in declaration order (the order of the flags).
+    queries: Vec<&'static PermissionMeta>,
+}
+
+impl ReadRules {
+    fn new(perms: Perms<'_>, model: &'static ModelMeta) -> ReadRules {
+        let reads = perms.type_perms(model, Operation::Read);
+        let (free, queries): (Vec<_>, Vec<_>) = reads.into_iter().partition(|p| p.query.is_none());
+        ReadRules {
+            bypass: perms.bypass(),
+            all_free: free.iter().any(|p| p.fields.is_none()),
+            free: free
+                .iter()
+                .filter_map(|p| p.fields)
+                .flatten()
+                .copied()
+                .collect(),
+            queries,
+        }
+    }
+
+    /// Whether `field` passes without evaluating any query.
+    pub(crate) fn passes(&self, field: &str) -> bool {
+        self.bypass || self.all_free || self.free.contains(&field)
+    }
+
+    /// Whether a permission query could grant `field`.
+    fn checkable(&self, field: &str) -> bool {
+        self.queries.iter().any(|p| covers(p, field))
+    }
+
+    /// Whether reading `field` needs the node's query flags.
+    pub(crate) fn needs_flags(&self, field: &str) -> bool {
+        !self.passes(field) && self.checkable(field)
+    }
+
+    /// Whether a query whose flag is set covers `field`.
+    fn granted(&self, field: &str, flags: &[bool]) -> bool {
+        self.queries
+            .iter()
+            .zip(flags)
+            .any(|(p, granted)| *granted && covers(p, field))
+    }
+
+    /// The compiled queries, in the order of the flags.
+    pub(crate) fn queries(&self) -> impl Iterator<Item = &'static PermissionQuery> + '_ {
+        self.queries.iter().filter_map(|p| p.query)
+    }
+}
+
+/// [`ReadRules`] per model, for anonymous and for authenticated requesters (what `authenticated:
+/// true` tells apart). Admins never consult them.
+#[derive(Debug)]
+pub struct ReadTable {
+    service: &'static ServiceMeta,
+    rules: Vec<[ReadRules; 2]>,
+}
+
+impl ReadTable {
+    pub fn new(service: &'static ServiceMeta) -> ReadTable {
+        let anonymous = Principal::Anonymous;
+        let member = Principal::User {
+            id: String::new(),
+            model: String::new(),
+        };
+        let rules = service
+            .models
+            .iter()
+            .map(|m| {
+                [
+                    ReadRules::new(Perms::new(&anonymous, service), m),
+                    ReadRules::new(Perms::new(&member, service), m),
+                ]
+            })
+            .collect();
+        ReadTable { service, rules }
+    }
+
+    /// The rules of `model` for `principal`.
+    pub(crate) fn of(&self, model: &ModelMeta, principal: &Principal) -> Option<&ReadRules> {
+        let i = model_index(self.service, model)?;
+        Some(&self.rules[i][usize::from(principal.is_authenticated())])
     }
 }
 
@@ -136,9 +222,32 @@ impl Batch {
 pub struct ReadChecks {
     current: Mutex<Arc<Batch>>,
     whitelist: Mutex<Vec<(String, Vec<&'static str>)>>,
+    /// Flags read together with the nodes themselves (see [`crate::read`]'s list reads).
+    known: Mutex<Found>,
 }
 
 impl ReadChecks {
+    fn lock_known(&self) -> MutexGuard<'_, Found> {
+        self.known.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The flags of node `id` when a list read already fetched them.
+    fn known(&self, model: &ModelMeta, id: &str) -> Option<Flags> {
+        self.lock_known()
+            .get(model.name)
+            .and_then(|nodes| nodes.get(id))
+            .cloned()
+    }
+
+    /// Records the flags a list read fetched with its nodes.
+    pub(crate) fn remember(&self, model: &'static ModelMeta, flags: Vec<(String, Vec<bool>)>) {
+        let mut known = self.lock_known();
+        let nodes = known.entry(model.name).or_default();
+        for (id, flags) in flags {
+            nodes.insert(id, Arc::new(flags));
+        }
+    }
+
     fn lock_whitelist(&self) -> MutexGuard<'_, Vec<(String, Vec<&'static str>)>> {
         self.whitelist.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -203,7 +312,7 @@ impl ReadChecks {
                 counter: loaders.counter(),
             };
             let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-            let flags = evaluate(&exec, state.service, model, &ids, principal).await?;
+            let flags = evaluate(&exec, state, model, &ids, principal).await?;
             found.insert(model.name, flags);
         }
         Ok(found)
@@ -213,27 +322,142 @@ impl ReadChecks {
 /// One statement: every applicable read query of `model` for every node of the batch.
 async fn evaluate(
     exec: &Exec<'_, sea_orm::DatabaseConnection>,
-    service: &'static ServiceMeta,
+    state: &State,
     model: &'static ModelMeta,
     ids: &[&str],
     principal: &Principal,
 ) -> Result<HashMap<String, Flags>, async_graphql::Error> {
-    let perms = Perms::new(principal, service);
-    let queries: Vec<&PermissionQuery> = perms
-        .type_perms(model, Operation::Read)
-        .iter()
-        .filter_map(|p| p.query)
-        .collect();
-    let user = Value::String(principal.user_id().to_owned());
-    let bind = |src: VarSource| match src {
-        VarSource::UserId => Bind::Const(user.clone()),
-        VarSource::NodeId => Bind::OuterId,
-        VarSource::NodeField(f) => Bind::OuterField(f),
-        _ => Bind::Const(Value::Null),
+    let Some(rules) = state.reads.of(model, principal) else {
+        return Ok(HashMap::new());
     };
-    let found = eval::for_nodes(exec, service, &queries, model, ids, &bind).await?;
+    let queries: Vec<&PermissionQuery> = rules.queries().collect();
+    let found = eval::for_nodes(
+        exec,
+        state.service,
+        &queries,
+        model,
+        ids,
+        &binder(principal),
+    )
+    .await?;
     Ok(found
         .into_iter()
         .map(|(id, flags)| (id, Arc::new(flags)))
         .collect())
+}
+
+/// How the variables of read queries are bound for `principal`.
+pub(crate) fn binder(principal: &Principal) -> impl Fn(VarSource) -> Bind + Sync + use<> {
+    let user = Value::String(principal.user_id().to_owned());
+    move |src| match src {
+        VarSource::UserId => Bind::Const(user.clone()),
+        VarSource::NodeId => Bind::OuterId,
+        VarSource::NodeField(f) => Bind::OuterField(f),
+        _ => Bind::Const(Value::Null),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::meta::{FieldMeta, Kind, PermissionTarget};
+
+    const fn field(name: &'static str) -> FieldMeta {
+        FieldMeta {
+            name,
+            kind: Kind::String,
+            list: false,
+            required: false,
+            unique: false,
+            exposed: true,
+            default: None,
+            enum_values: &[],
+            register: None,
+        }
+    }
+
+    static NOTE: ModelMeta = ModelMeta {
+        name: "Note",
+        plural: "Notes",
+        table: "Note",
+        filter_name: "NoteFilter",
+        order_by_name: "NoteOrderBy",
+        fields: &[field("id"), field("text"), field("secret")],
+        id: 0,
+        created_at: 0,
+        updated_at: 0,
+        relations: &[],
+    };
+
+    static MODELS: [&ModelMeta; 1] = [&NOTE];
+
+    const fn service(permissions: &'static [PermissionMeta]) -> ServiceMeta {
+        ServiceMeta {
+            name: "notes",
+            models: &MODELS,
+            relations: &[],
+            root_tokens: &[],
+            permissions,
+        }
+    }
+
+    const READ_TEXT: PermissionMeta = PermissionMeta {
+        target: PermissionTarget::Type {
+            model: 0,
+            op: Operation::Read,
+        },
+        authenticated: false,
+        fields: Some(&["id", "text"]),
+        query: None,
+    };
+
+    /// `"*"` opens every field to the requesters it applies to, and only to them.
+    #[test]
+    fn everything_permission_opens_all_fields() {
+        static OPEN_TO_MEMBERS: ServiceMeta = service(&[
+            READ_TEXT,
+            PermissionMeta {
+                target: PermissionTarget::All,
+                authenticated: true,
+                fields: None,
+                query: None,
+            },
+        ]);
+        let table = ReadTable::new(&OPEN_TO_MEMBERS);
+        let member = Principal::User {
+            id: "u1".into(),
+            model: "User".into(),
+        };
+        let anonymous = table.of(&NOTE, &Principal::Anonymous).expect("rules");
+        let members = table.of(&NOTE, &member).expect("rules");
+        assert!(anonymous.passes("text") && !anonymous.passes("secret"));
+        assert!(members.passes("text") && members.passes("secret"));
+        assert!(!Perms::new(&Principal::Anonymous, &OPEN_TO_MEMBERS).bypass());
+        assert!(Perms::new(&member, &OPEN_TO_MEMBERS).bypass());
+
+        static OPEN_TO_ALL: ServiceMeta = service(&[PermissionMeta {
+            target: PermissionTarget::All,
+            authenticated: false,
+            fields: None,
+            query: None,
+        }]);
+        let table = ReadTable::new(&OPEN_TO_ALL);
+        let anonymous = table.of(&NOTE, &Principal::Anonymous).expect("rules");
+        assert!(anonymous.passes("secret"));
+        assert!(Perms::new(&Principal::Anonymous, &OPEN_TO_ALL).bypass());
+    }
+
+    /// Without any permission nothing passes, and no query could grant anything.
+    #[test]
+    fn no_permission_denies_every_field() {
+        static CLOSED: ServiceMeta = service(&[]);
+        let table = ReadTable::new(&CLOSED);
+        let rules = table.of(&NOTE, &Principal::Anonymous).expect("rules");
+        assert!(!rules.passes("id") && !rules.needs_flags("id"));
+        static TEXT_ONLY: ServiceMeta = service(&[READ_TEXT]);
+        let table = ReadTable::new(&TEXT_ONLY);
+        let rules = table.of(&NOTE, &Principal::Anonymous).expect("rules");
+        assert!(rules.passes("id") && rules.passes("text") && !rules.passes("secret"));
+        assert!(!rules.needs_flags("secret"));
+    }
 }

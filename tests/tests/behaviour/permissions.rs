@@ -160,6 +160,75 @@ db_tests! {
         ] } }));
     }
 
+    /// A list read evaluates the read queries in its own statement, for exactly the nodes of
+    /// its page: pages cut by `last`, `skip`, cursors, relation filters and orders that need a
+    /// sort all get the right node's verdict, fields asked through a fragment included.
+    async fn list_pages_carry_their_read_checks(srv) {
+        let p = people(srv).await;
+        let q = format!(
+            r#"{{
+                a: allPosts(orderBy: slug_DESC, last: 2) {{ slug body }}
+                b: allPosts(orderBy: slug_ASC, skip: 1, first: 2) {{ slug body }}
+                c: allPosts(filter: {{ author: {{ name: "rob" }} }}) {{ slug body }}
+                d: allPosts(filter: {{ slug_in: ["draft", "readers"] }}, orderBy: title_DESC) {{ slug ...F }}
+                e: allPosts(after: "{}") {{ slug body }}
+            }}
+            fragment F on Post {{ body }}"#,
+            p.draft
+        );
+        let res = srv.gql_as(Some(&p.reader_token), &q).await;
+        assert_eq!(
+            res["data"],
+            json!({
+                "a": [{ "slug": "published", "body": "hello" }, { "slug": "draft", "body": null }],
+                "b": [{ "slug": "published", "body": "hello" }, { "slug": "readers", "body": "mine" }],
+                "c": [{ "slug": "readers", "body": "mine" }],
+                "d": [{ "slug": "readers", "body": "mine" }, { "slug": "draft", "body": null }],
+                "e": [{ "slug": "published", "body": "hello" }, { "slug": "readers", "body": "mine" }],
+            }),
+            "{res:#}"
+        );
+        // Root fields resolve concurrently, so their errors come in any order.
+        let mut errs = errors(&res);
+        errs.sort_by_key(|(path, _, _)| path.to_string());
+        assert_eq!(
+            errs,
+            vec![
+                denied(json!(["a", 1, "body"]), READ_DENIED),
+                denied(json!(["d", 1, "body"]), READ_DENIED),
+            ]
+        );
+        // Relation pages too: an admin user (not the author) reads the editor's posts.
+        let q = format!(
+            r#"{{ User(id: "{}") {{ all: posts(orderBy: slug_ASC) {{ slug body }} last: posts(orderBy: slug_DESC, last: 1) {{ slug body }} }} }}"#,
+            p.editor
+        );
+        let res = srv.gql_as(Some(&p.admin_token), &q).await;
+        assert_eq!(
+            res["data"],
+            json!({ "User": {
+                "all": [{ "slug": "draft", "body": null }, { "slug": "published", "body": "hello" }],
+                "last": [{ "slug": "draft", "body": null }],
+            } }),
+            "{res:#}"
+        );
+        let mut errs = errors(&res);
+        errs.sort_by_key(|(path, _, _)| path.to_string());
+        assert_eq!(
+            errs,
+            vec![
+                denied(json!(["User", "all", 0, "body"]), READ_DENIED),
+                denied(json!(["User", "last", 0, "body"]), READ_DENIED),
+            ]
+        );
+        // The author's verdicts differ from the reader's in the same statement shape.
+        let data = allowed(srv, Some(&p.editor_token), "{ allPosts(orderBy: slug_DESC, last: 2) { slug body } }").await;
+        assert_eq!(data, json!({ "allPosts": [
+            { "slug": "published", "body": "hello" },
+            { "slug": "draft", "body": "secret" },
+        ] }));
+    }
+
     /// A forbidden non-null field nulls its parent as GraphQL requires: `votes: Int!` of a draft
     /// makes the whole non-null list, and so `data`, null.
     async fn forbidden_required_field_nulls_up_to_a_nullable_parent(srv) {
@@ -292,6 +361,44 @@ db_tests! {
         // A node that does not exist is reported as such.
         let res = srv.gql_as(Some(&p.editor_token), r#"mutation { updatePost(id: "cnotthere0000000000000000", title: "T") { id } }"#).await;
         assert_eq!(errors(&res)[0].1, 3002, "{res:#}");
+    }
+
+    /// `$old_<f>` is the stored value and `$input_<f>` the value given, for every node an
+    /// update touches: a category may only move up (`position` decreases), in
+    /// `updateCategory`, in `updateManyCategories` (all matched nodes must pass, or nothing is
+    /// written) and in `updateOrCreateCategory`, whose create branch follows the create rules.
+    async fn update_queries_see_old_and_input_values(srv) {
+        let a = srv.create("Category", r#"name: "a", position: 5"#).await;
+        srv.create("Category", r#"name: "b", position: 1"#).await;
+        let moved = |id: &str, position: i32| format!(r#"mutation {{ updateCategory(id: "{id}", position: {position}) {{ position }} }}"#);
+        allowed(srv, None, &moved(&a, 4)).await;
+        assert_denied(srv, None, &moved(&a, 4), "updateCategory", WRITE_DENIED).await;
+        assert_denied(srv, None, &moved(&a, 6), "updateCategory", WRITE_DENIED).await;
+        let data = allowed(srv, None, &moved(&a, 3)).await;
+        assert_eq!(data["updateCategory"]["position"], 3);
+        // Moving both to 2 would move `b` (at 1) down: denied as a whole.
+        let many = |filter: &str, position: i32| format!(r#"mutation {{ updateManyCategories(filter: {filter}, data: {{ position: {position} }}) {{ count }} }}"#);
+        assert_denied(srv, None, &many(r#"{ position_gt: 0 }"#, 2), "updateManyCategories", WRITE_DENIED).await;
+        let data = allowed(srv, None, &many(r#"{ position_gt: 1 }"#, 2)).await;
+        assert_eq!(data["updateManyCategories"]["count"], 1);
+        // updateOrCreate: an existing node is updated under the update rules...
+        let upsert = |id: &str, position: i32, create: &str| format!(
+            r#"mutation {{ updateOrCreateCategory(update: {{ id: "{id}", position: {position} }}, create: {{ {create} }}) {{ name position }} }}"#
+        );
+        assert_denied(srv, None, &upsert(&a, 2, r#"name: "c""#), "updateOrCreateCategory", WRITE_DENIED).await;
+        let data = allowed(srv, None, &upsert(&a, 0, r#"name: "c""#)).await;
+        assert_eq!(data["updateOrCreateCategory"], json!({ "name": "a", "position": 0 }));
+        // ...a missing one is created under the create rules (a name only).
+        let missing = "cnotthere0000000000000000";
+        assert_denied(srv, None, &upsert(missing, 0, r#"name: "c", position: 9"#), "updateOrCreateCategory", WRITE_DENIED).await;
+        let data = allowed(srv, None, &upsert(missing, 0, r#"name: "c""#)).await;
+        assert_eq!(data["updateOrCreateCategory"], json!({ "name": "c", "position": null }));
+        let data = allowed(srv, None, "{ allCategories(orderBy: name_ASC) { name position } }").await;
+        assert_eq!(data["allCategories"], json!([
+            { "name": "a", "position": 0 },
+            { "name": "b", "position": 1 },
+            { "name": "c", "position": null },
+        ]));
     }
 
     /// The payload of an update returns the fields given (and `id`) unchecked; the others are
