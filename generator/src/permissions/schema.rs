@@ -16,9 +16,12 @@ use crate::naming;
 
 /// The permission schema of `model` as SDL: the `Query` root with one
 /// `Some<Type>Exists(filter:, orderBy:, skip:, after:, before:, first:, last:): Boolean!` per
-/// model, every `<Type>Filter` and `<Type>OrderBy`, the project's enums, and the scalars
-/// `DateTime` and `Json`. Deterministic: everything is in model order.
+/// model, every `<Type>Filter` and `<Type>OrderBy`, and the project's enums and the scalars
+/// `DateTime` and `Json` that a filter field refers to (the runtime registers nothing else).
+/// Deterministic: everything is in model order.
 pub fn permission_schema_sdl(model: &Model) -> String {
+    // Enums and scalars exist in the served schema only when a filter field refers to them.
+    let mut used = std::collections::BTreeSet::new();
     let mut out = String::from("type Query {\n");
     // `write!` into a `String` cannot fail; results are ignored for that reason.
     if model.types.is_empty() {
@@ -40,6 +43,7 @@ pub fn permission_schema_sdl(model: &Model) -> String {
         let _ = writeln!(out, "\ninput {} {{", naming::filter_type(&t.name));
         for (key, ty) in filter_fields(model, id) {
             let _ = writeln!(out, "  {key}: {ty}");
+            used.insert(ty.trim_matches(['[', ']', '!']).to_owned());
         }
         out.push_str("}\n");
         let _ = writeln!(out, "\nenum {} {{", naming::order_by_type(&t.name));
@@ -48,14 +52,22 @@ pub fn permission_schema_sdl(model: &Model) -> String {
         }
         out.push_str("}\n");
     }
-    for e in &model.enums {
+    for e in model
+        .enums
+        .iter()
+        .filter(|e| used.contains(e.name.as_str()))
+    {
         let _ = writeln!(out, "\nenum {} {{", e.name);
         for v in &e.values {
             let _ = writeln!(out, "  {v}");
         }
         out.push_str("}\n");
     }
-    out.push_str("\nscalar DateTime\n\nscalar Json\n");
+    for scalar in ["DateTime", "Json"] {
+        if used.contains(scalar) {
+            let _ = writeln!(out, "\nscalar {scalar}");
+        }
+    }
     out
 }
 
@@ -305,8 +317,6 @@ enum Mood {
 }
 
 scalar DateTime
-
-scalar Json
 ";
         assert_eq!(permission_schema_sdl(&model), expected);
     }

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::support::Server;
 
 /// graphql-js `getIntrospectionQuery({ specifiedByUrl: true, directiveIsRepeatable: true })`.
-const INTROSPECTION: &str = r#"
+pub(crate) const INTROSPECTION: &str = r#"
 query IntrospectionQuery {
   __schema {
     queryType { name }

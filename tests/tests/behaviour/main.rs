@@ -79,6 +79,7 @@ mod mutations;
 mod nested_mutations;
 mod ordering;
 mod pagination;
+mod permission_schema;
 mod permissions;
 mod queries;
 mod relation_extensions;
