@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 
 use crate::auth::{Auth, service_secret};
 use crate::meta::ServiceMeta;
+use crate::migrate::{self, MigrationError, Outcome, Schema};
 use crate::permissions::read::ReadTable;
 use crate::server::{Service, bind};
 use crate::state::State;
@@ -38,8 +39,21 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Create the database tables if needed and serve the APIs.
+    /// Create the database tables if needed, apply pending non-destructive migrations and serve
+    /// the APIs.
     Serve(Options),
+    /// Bring the database to this build's model: print the plan and apply it in one
+    /// transaction. Destructive steps (removing a type, relation or field) need `--force`.
+    Migrate {
+        #[command(flatten)]
+        options: Options,
+        /// Print the plan and check it against the stored data; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Apply destructive steps too.
+        #[arg(long)]
+        force: bool,
+    },
     /// Print a platform token (for the System API, e.g. to read root tokens), signed with the
     /// service's secret. Takes the same options as `serve`.
     PlatformToken {
@@ -128,6 +142,29 @@ pub fn run<S: ServiceDef>() -> ExitCode {
                 .await
                 .map_err(|e| format!("server failed: {e}"))
         }),
+        Command::Migrate {
+            options,
+            dry_run,
+            force,
+        } => actix_web::rt::System::new().block_on(async move {
+            let (db, _) = connect::<S>(options.database_url).await?;
+            let outcome = migrate::migrate(
+                &db,
+                &Schema::of(S::META),
+                migrate::Options { dry_run, force },
+            )
+            .await
+            .map_err(|e| migration_failure(&e))?;
+            match outcome {
+                Outcome::Created => println!("Created the tables of a new database."),
+                Outcome::UpToDate => println!("The database is up to date."),
+                Outcome::Planned(plan) => {
+                    println!("Planned changes (dry run, nothing was changed):\n{plan}")
+                }
+                Outcome::Applied(plan) => println!("Applied:\n{plan}"),
+            }
+            Ok(())
+        }),
         Command::PlatformToken {
             options,
             expires_in,
@@ -157,6 +194,17 @@ pub struct Started {
 
 /// Connects to the database and creates missing tables.
 async fn open<S: ServiceDef>(database_url: Option<String>) -> Result<(Db, String), String> {
+    let (db, database_url) = connect::<S>(database_url).await?;
+    match migrate::migrate(&db, &Schema::of(S::META), migrate::Options::default()).await {
+        Ok(Outcome::Applied(plan)) => eprintln!("svc: migrated the database:\n{plan}"),
+        Ok(_) => {}
+        Err(e) => return Err(migration_failure(&e)),
+    }
+    Ok((db, database_url))
+}
+
+/// Connects to the database without touching its tables.
+async fn connect<S: ServiceDef>(database_url: Option<String>) -> Result<(Db, String), String> {
     let database_url = match database_url {
         Some(url) => url,
         None => default_database_url(S::DIR)?,
@@ -167,10 +215,21 @@ async fn open<S: ServiceDef>(database_url: Option<String>) -> Result<(Db, String
             redact_error(e, &database_url)
         )
     })?;
-    db.execute_script(&ddl::create_statements(S::META, db.backend()))
-        .await
-        .map_err(|e| format!("cannot create the tables: {e}"))?;
     Ok((db, database_url))
+}
+
+/// A migration error with its plan, for the command line.
+fn migration_failure(e: &MigrationError) -> String {
+    let mut text = e.to_string();
+    if let Some(plan) = &e.plan {
+        text.push_str(&format!("\nThe migration:\n{plan}"));
+    }
+    if e.is_destructive() {
+        text.push_str("Nothing was changed. Apply it with the `migrate --force` subcommand.");
+    } else {
+        text.push_str("\nNothing was changed.");
+    }
+    text
 }
 
 /// A database error's text with the URL's password hidden, in case the driver repeats the URL.

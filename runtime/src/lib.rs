@@ -14,6 +14,7 @@ pub mod edges;
 pub mod error;
 pub mod filter;
 pub mod meta;
+pub mod migrate;
 pub mod nested;
 pub mod nulls;
 pub mod permissions;

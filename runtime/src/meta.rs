@@ -6,7 +6,7 @@
 use async_graphql::registry::Registry;
 
 /// The kind of value a field stores.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
     Id,
     String,

@@ -1,11 +1,13 @@
-//! Tables, indexes and join tables for a model, created at first start.
+//! Tables, indexes and join tables for a model (created at first start, changed by
+//! [`crate::migrate`]).
 //!
 //! Layout (the one the reference describes): one table per model named like the model, with `id`
 //! as primary key, `createdAt`, `updatedAt` and one column per scalar or enum field; one join
 //! table per relation (`id`, `A`, `B`, unique `(A, B)`, cascading foreign keys, and a unique
 //! column on each side whose field is to-one, so the database enforces the cardinality).
 
-use crate::meta::{FieldMeta, Kind, ModelMeta, RelationMeta, ServiceMeta};
+use crate::meta::Kind;
+use crate::migrate::schema::{Model, Relation, Schema};
 
 use super::{Backend, Sql};
 
@@ -25,8 +27,9 @@ pub fn lock_statement() -> String {
     format!("SELECT pg_advisory_xact_lock({DDL_LOCK})")
 }
 
-/// The statements that create everything the model needs; each is idempotent.
-pub fn create_statements(service: &ServiceMeta, backend: Backend) -> Vec<String> {
+/// The statements that create the service's own tables (and, on PostgreSQL, take the set-up
+/// lock and install `citext`); each is idempotent.
+pub fn base_statements(backend: Backend) -> Vec<String> {
     let mut out = Vec::new();
     if backend == Backend::Postgres {
         // Services starting at the same moment in one database take turns (the lock is held
@@ -43,88 +46,131 @@ pub fn create_statements(service: &ServiceMeta, backend: Backend) -> Vec<String>
         quote(META_TABLE)
     ));
     // `createdAt` is text in the API's format on both databases (only the server reads it).
-    let id = match backend {
-        Backend::Sqlite => "TEXT",
-        Backend::Postgres => "TEXT COLLATE \"C\"",
-    };
     out.push(format!(
-        "CREATE TABLE IF NOT EXISTS {} (\"id\" {id} NOT NULL PRIMARY KEY, \
+        "CREATE TABLE IF NOT EXISTS {} (\"id\" {} NOT NULL PRIMARY KEY, \
          \"name\" TEXT NOT NULL UNIQUE, \"token\" TEXT NOT NULL, \"createdAt\" TEXT NOT NULL)",
-        quote(ROOT_TOKEN_TABLE)
+        quote(ROOT_TOKEN_TABLE),
+        id_type(backend)
     ));
-    for model in service.models {
-        out.extend(model_statements(model, backend));
+    out
+}
+
+/// The statements that create everything `schema` needs; each is idempotent.
+pub fn create_statements(schema: &Schema, backend: Backend) -> Vec<String> {
+    let mut out = Vec::new();
+    for model in &schema.models {
+        out.push(create_table(model, &model.name, backend));
+        out.extend(index_statements(model, backend));
     }
-    for rel in service.relations {
+    for rel in &schema.relations {
         out.extend(relation_statements(rel, backend));
     }
     out
 }
 
-fn model_statements(model: &ModelMeta, backend: Backend) -> Vec<String> {
+fn id_type(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Sqlite => "TEXT",
+        Backend::Postgres => "TEXT COLLATE \"C\"",
+    }
+}
+
+/// `CREATE TABLE IF NOT EXISTS "<table>" (…)` with the columns of `model`.
+pub fn create_table(model: &Model, table: &str, backend: Backend) -> String {
     let mut sql = Sql::new(backend);
     sql.push("CREATE TABLE IF NOT EXISTS ")
-        .ident(model.table)
+        .ident(table)
         .push(" (");
-    sql.join(model.fields.iter().enumerate(), ", ", |s, (i, f)| {
-        s.ident(f.name).push(" ").push(column_type(f, backend));
-        if i == model.id {
+    let id = model.id().to_owned();
+    sql.join(model.fields.iter(), ", ", |s, f| {
+        s.ident(&f.name)
+            .push(" ")
+            .push(column_type(f.kind, f.list, backend));
+        if f.name == id {
             s.push(" NOT NULL PRIMARY KEY");
-        } else if i == model.created_at || i == model.updated_at {
+        } else if f.system {
             s.push(" NOT NULL");
         }
     });
     sql.push(")");
-    let mut out = vec![sql.text().to_owned()];
-    for (i, f) in model.fields.iter().enumerate() {
-        if f.unique && i != model.id {
-            let mut s = Sql::new(backend);
-            s.push("CREATE UNIQUE INDEX IF NOT EXISTS ")
-                .ident(&format!("{}_{}_key", model.table, f.name))
-                .push(" ON ")
-                .ident(model.table)
-                .push(" (")
-                .ident(f.name)
-                .push(")");
-            out.push(s.text().to_owned());
-        }
-    }
-    out
+    sql.text().to_owned()
 }
 
-fn relation_statements(rel: &RelationMeta, backend: Backend) -> Vec<String> {
-    let id = match backend {
-        Backend::Sqlite => "TEXT",
-        Backend::Postgres => "TEXT COLLATE \"C\"",
-    };
+/// The name of the unique index of a field.
+pub fn unique_index(model: &str, field: &str) -> String {
+    format!("{model}_{field}_key")
+}
+
+/// The unique indexes of `model`'s unique fields (the id is the primary key).
+pub fn index_statements(model: &Model, backend: Backend) -> Vec<String> {
+    let id = model.id();
+    model
+        .fields
+        .iter()
+        .filter(|f| f.unique && f.name != id)
+        .map(|f| unique_index_statement(&model.name, &f.name, backend))
+        .collect()
+}
+
+/// `CREATE UNIQUE INDEX IF NOT EXISTS` over one column.
+pub fn unique_index_statement(model: &str, field: &str, backend: Backend) -> String {
+    let mut s = Sql::new(backend);
+    s.push("CREATE UNIQUE INDEX IF NOT EXISTS ")
+        .ident(&unique_index(model, field))
+        .push(" ON ")
+        .ident(model)
+        .push(" (")
+        .ident(field)
+        .push(")");
+    s.text().to_owned()
+}
+
+/// The join table of a relation and the indexes of its two columns.
+pub fn relation_statements(rel: &Relation, backend: Backend) -> Vec<String> {
+    let id = id_type(backend);
     let mut out = vec![format!(
         "CREATE TABLE IF NOT EXISTS {t} (\"id\" {id} NOT NULL PRIMARY KEY, \
          \"A\" {id} NOT NULL REFERENCES {a} (\"id\") ON DELETE CASCADE, \
          \"B\" {id} NOT NULL REFERENCES {b} (\"id\") ON DELETE CASCADE, \
          UNIQUE (\"A\", \"B\"))",
-        t = quote(rel.table),
-        a = quote(rel.a),
-        b = quote(rel.b),
+        t = quote(&rel.table),
+        a = quote(&rel.a),
+        b = quote(&rel.b),
     )];
-    // A to-one field on side A means each A node has at most one partner, and vice versa.
-    for (column, to_one) in [("A", !rel.a_list), ("B", !rel.b_list)] {
-        let unique = if to_one { "UNIQUE " } else { "" };
-        out.push(format!(
-            "CREATE {unique}INDEX IF NOT EXISTS {} ON {} (\"{column}\")",
-            quote(&format!("{}_{column}", rel.table)),
-            quote(rel.table),
-        ));
+    for (column, to_one) in relation_columns(rel) {
+        out.push(relation_index_statement(rel, column, to_one));
     }
     out
 }
 
+/// Each join column and whether it is unique: a to-one field on side A means each A node has at
+/// most one partner, and vice versa.
+pub fn relation_columns(rel: &Relation) -> [(&'static str, bool); 2] {
+    [("A", !rel.a_list), ("B", !rel.b_list)]
+}
+
+/// The index of one join column, unique when that side is to-one.
+pub fn relation_index_statement(rel: &Relation, column: &str, unique: bool) -> String {
+    format!(
+        "CREATE {}INDEX IF NOT EXISTS {} ON {} (\"{column}\")",
+        if unique { "UNIQUE " } else { "" },
+        quote(&relation_index(rel, column)),
+        quote(&rel.table),
+    )
+}
+
+/// The name of a join column's index.
+pub fn relation_index(rel: &Relation, column: &str) -> String {
+    format!("{}_{column}", rel.table)
+}
+
 /// The column type of a field in each dialect. Strings compare case-insensitively, as in the
 /// reference (`COLLATE NOCASE` on SQLite, `citext` on PostgreSQL); lists and Json are JSON text.
-pub fn column_type(field: &FieldMeta, backend: Backend) -> &'static str {
-    if field.list {
+pub fn column_type(kind: Kind, list: bool, backend: Backend) -> &'static str {
+    if list {
         return "TEXT";
     }
-    match (field.kind, backend) {
+    match (kind, backend) {
         (Kind::String, Backend::Sqlite) => "TEXT COLLATE NOCASE",
         (Kind::String, Backend::Postgres) => "CITEXT",
         (Kind::Int, _) => "INTEGER",
@@ -141,7 +187,7 @@ pub fn column_type(field: &FieldMeta, backend: Backend) -> &'static str {
     }
 }
 
-fn quote(name: &str) -> String {
+pub fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 

@@ -108,6 +108,18 @@ impl Db {
         Sql::new(self.backend)
     }
 
+    /// Turns SQLite's foreign-key enforcement on or off for the writer (a no-op on PostgreSQL).
+    /// It cannot change inside a transaction; migrations turn it off while they rebuild tables.
+    pub async fn set_foreign_keys(&self, on: bool) -> Result<(), DbErr> {
+        if self.backend == Backend::Sqlite {
+            let pragma = if on { "ON" } else { "OFF" };
+            self.write
+                .execute_unprepared(&format!("PRAGMA foreign_keys = {pragma}"))
+                .await?;
+        }
+        Ok(())
+    }
+
     /// Runs a batch of DDL statements in one transaction.
     pub async fn execute_script(&self, statements: &[String]) -> Result<(), DbErr> {
         let tx = self.write.begin().await?;

@@ -75,6 +75,7 @@ mod support;
 mod envelope;
 mod filters;
 mod introspection;
+mod migrations;
 mod mutations;
 mod nested_mutations;
 mod ordering;

@@ -1,0 +1,391 @@
+//! Applying a [`Plan`] inside one transaction: data checks first (a step that the stored nodes
+//! would violate fails with the reference's error), then the DDL. SQLite changes tables by the
+//! rebuild procedure (new table, copy, drop, rename); PostgreSQL uses `ALTER TABLE`.
+
+use sea_orm::{ConnectionTrait, DatabaseTransaction};
+
+use super::MigrationError;
+use super::plan::{FieldChange, Plan, Step};
+use super::schema::{Field, Model, Schema};
+use crate::meta::Kind;
+use crate::storage::Backend;
+use crate::storage::ddl::{self, quote};
+
+/// Checks the stored data against every step, then changes the tables.
+pub(super) async fn apply(
+    tx: &DatabaseTransaction,
+    backend: Backend,
+    old: &Schema,
+    new: &Schema,
+    plan: &Plan,
+) -> Result<(), MigrationError> {
+    for step in &plan.steps {
+        check(tx, old, new, step).await?;
+    }
+    for step in &plan.steps {
+        for statement in statements(backend, old, new, step) {
+            tx.execute_unprepared(&statement)
+                .await
+                .map_err(|e| MigrationError::failed(&statement, e))?;
+        }
+    }
+    Ok(())
+}
+
+async fn count(tx: &DatabaseTransaction, sql: String) -> Result<i64, MigrationError> {
+    let row = tx
+        .query_one_raw(sea_orm::Statement::from_string(
+            tx.get_database_backend(),
+            sql.clone(),
+        ))
+        .await
+        .map_err(|e| MigrationError::failed(&sql, e))?;
+    match row {
+        Some(row) => row
+            .try_get_by_index::<i64>(0)
+            .map_err(|e| MigrationError::failed(&sql, e)),
+        None => Ok(0),
+    }
+}
+
+/// The data checks of one step.
+async fn check(
+    tx: &DatabaseTransaction,
+    old: &Schema,
+    new: &Schema,
+    step: &Step,
+) -> Result<(), MigrationError> {
+    match step {
+        Step::AlterModel {
+            name,
+            changes,
+            required_relations,
+        } => {
+            let table = quote(name);
+            let nodes = count(tx, format!("SELECT COUNT(*) FROM {table}")).await?;
+            for change in changes {
+                match change {
+                    FieldChange::Add(f) if f.required && f.default.is_none() && nodes > 0 => {
+                        return Err(MigrationError::needs_value(&f.name));
+                    }
+                    FieldChange::Change { from, to } => {
+                        let col = quote(&from.name);
+                        if !from.same_storage(to) && !converts_to_text(from, to) {
+                            let set = count(
+                                tx,
+                                format!("SELECT COUNT(*) FROM {table} WHERE {col} IS NOT NULL"),
+                            )
+                            .await?;
+                            if set > 0 {
+                                return Err(MigrationError::needs_value(&to.name));
+                            }
+                        }
+                        if to.required && !from.required {
+                            let missing = count(
+                                tx,
+                                format!("SELECT COUNT(*) FROM {table} WHERE {col} IS NULL"),
+                            )
+                            .await?;
+                            if missing > 0 {
+                                return Err(MigrationError::needs_value(&to.name));
+                            }
+                        }
+                        if from.same_storage(to) && to.kind == Kind::Enum {
+                            for value in from
+                                .enum_values
+                                .iter()
+                                .filter(|v| !to.enum_values.contains(v))
+                            {
+                                let uses = if to.list {
+                                    format!("{col} LIKE '%\"{}\"%'", value.replace('\'', "''"))
+                                } else {
+                                    format!("{col} = '{}'", value.replace('\'', "''"))
+                                };
+                                let n =
+                                    count(tx, format!("SELECT COUNT(*) FROM {table} WHERE {uses}"))
+                                        .await?;
+                                if n > 0 {
+                                    return Err(MigrationError::new(
+                                        None,
+                                        format!(
+                                            "The value `{value}` cannot be removed from the field `{}`, because {n} nodes of `{name}` use it.",
+                                            to.name
+                                        ),
+                                    ));
+                                }
+                            }
+                        }
+                        if to.unique && !from.unique {
+                            let dup = count(
+                                tx,
+                                format!(
+                                    "SELECT COUNT(*) FROM (SELECT {col} FROM {table} WHERE {col} IS NOT NULL GROUP BY {col} HAVING COUNT(*) > 1) AS d"
+                                ),
+                            )
+                            .await?;
+                            if dup > 0 {
+                                return Err(MigrationError::new(
+                                    None,
+                                    format!(
+                                        "The field `{}` cannot be made unique, because several nodes of `{name}` share a value.",
+                                        to.name
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if nodes == 0 {
+                return Ok(());
+            }
+            for (field, relation) in required_relations {
+                let Some(rel) = new.relation(relation) else {
+                    continue;
+                };
+                // A relation that is new (or re-created) has no edges yet.
+                let kept = old
+                    .relation(relation)
+                    .is_some_and(|was| was.a == rel.a && was.b == rel.b && was.table == rel.table);
+                let lacking = if kept {
+                    let join = quote(&rel.table);
+                    let cond = match (rel.a == *name, rel.b == *name) {
+                        (true, true) => "(j.\"A\" = m.\"id\" OR j.\"B\" = m.\"id\")",
+                        (true, false) => "j.\"A\" = m.\"id\"",
+                        _ => "j.\"B\" = m.\"id\"",
+                    };
+                    count(
+                        tx,
+                        format!(
+                            "SELECT COUNT(*) FROM {table} AS m WHERE NOT EXISTS (SELECT 1 FROM {join} AS j WHERE {cond})"
+                        ),
+                    )
+                    .await?
+                } else {
+                    nodes
+                };
+                if lacking > 0 {
+                    return Err(MigrationError::new(
+                        Some(2052),
+                        format!(
+                            "The relation field `{field}` cannot be made required, because there are already instances of the enclosing type that violate this constraint."
+                        ),
+                    ));
+                }
+            }
+            Ok(())
+        }
+        Step::AlterRelation { from, to } => {
+            for ((column, was_unique), (_, unique)) in ddl::relation_columns(from)
+                .into_iter()
+                .zip(ddl::relation_columns(to))
+            {
+                if unique && !was_unique {
+                    let join = quote(&to.table);
+                    let n = count(
+                        tx,
+                        format!(
+                            "SELECT COUNT(*) FROM (SELECT \"{column}\" FROM {join} GROUP BY \"{column}\" HAVING COUNT(*) > 1) AS d"
+                        ),
+                    )
+                    .await?;
+                    if n > 0 {
+                        return Err(MigrationError::new(
+                            Some(2031),
+                            format!(
+                                "The relation `{}` cannot become to-one, because {n} nodes already have more than one related node.",
+                                to.name
+                            ),
+                        ));
+                    }
+                }
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A type change that keeps the values: anything to a single `String`.
+fn converts_to_text(from: &Field, to: &Field) -> bool {
+    to.kind == Kind::String && !to.list && !from.list && from.kind != Kind::Relation
+}
+
+/// The DDL of one step.
+fn statements(backend: Backend, old: &Schema, new: &Schema, step: &Step) -> Vec<String> {
+    match step {
+        Step::DropRelation(r) => vec![format!("DROP TABLE {}", quote(&r.table))],
+        Step::DropModel(m) => vec![format!("DROP TABLE {}", quote(&m.name))],
+        Step::CreateModel(m) => {
+            let mut out = vec![ddl::create_table(m, &m.name, backend)];
+            out.extend(ddl::index_statements(m, backend));
+            out
+        }
+        Step::CreateRelation(r) => ddl::relation_statements(r, backend),
+        Step::AlterRelation { from, to } => {
+            let mut out = Vec::new();
+            for ((column, was_unique), (_, unique)) in ddl::relation_columns(from)
+                .into_iter()
+                .zip(ddl::relation_columns(to))
+            {
+                if unique != was_unique {
+                    out.push(format!(
+                        "DROP INDEX IF EXISTS {}",
+                        quote(&ddl::relation_index(from, column))
+                    ));
+                    out.push(ddl::relation_index_statement(to, column, unique));
+                }
+            }
+            out
+        }
+        Step::AlterModel { name, changes, .. } => {
+            let (Some(before), Some(after)) = (old.model(name), new.model(name)) else {
+                return Vec::new();
+            };
+            if changes.is_empty() {
+                return Vec::new();
+            }
+            match backend {
+                Backend::Sqlite => rebuild(before, after),
+                Backend::Postgres => alter(after, changes),
+            }
+        }
+    }
+}
+
+/// SQLite: create the new table, copy every kept value (converted where the type changed to
+/// `String`), drop the old table, rename, re-create the indexes. Foreign keys are off while the
+/// migration runs, so the join tables keep their edges.
+fn rebuild(before: &Model, after: &Model) -> Vec<String> {
+    let backend = Backend::Sqlite;
+    let temp = format!("_svc_new_{}", after.name);
+    let mut out = vec![ddl::create_table(after, &temp, backend)];
+    let columns: Vec<String> = after.fields.iter().map(|f| quote(&f.name)).collect();
+    let values: Vec<String> = after
+        .fields
+        .iter()
+        .map(|f| match before.field(&f.name) {
+            Some(was) if was.same_storage(f) => quote(&f.name),
+            Some(was) if converts_to_text(was, f) => text_of(was, backend),
+            Some(_) => "NULL".to_owned(),
+            None => f
+                .default
+                .as_ref()
+                .map_or("NULL".to_owned(), |d| literal(f, d, backend)),
+        })
+        .collect();
+    out.push(format!(
+        "INSERT INTO {} ({}) SELECT {} FROM {}",
+        quote(&temp),
+        columns.join(", "),
+        values.join(", "),
+        quote(&after.name)
+    ));
+    out.push(format!("DROP TABLE {}", quote(&after.name)));
+    out.push(format!(
+        "ALTER TABLE {} RENAME TO {}",
+        quote(&temp),
+        quote(&after.name)
+    ));
+    out.extend(ddl::index_statements(after, backend));
+    out
+}
+
+/// PostgreSQL: one `ALTER TABLE` statement per change.
+fn alter(after: &Model, changes: &[FieldChange]) -> Vec<String> {
+    let backend = Backend::Postgres;
+    let table = quote(&after.name);
+    let mut out = Vec::new();
+    for change in changes {
+        match change {
+            FieldChange::Remove(f) => {
+                out.push(format!(
+                    "ALTER TABLE {table} DROP COLUMN {}",
+                    quote(&f.name)
+                ));
+            }
+            FieldChange::Add(f) => {
+                out.push(format!(
+                    "ALTER TABLE {table} ADD COLUMN {} {}",
+                    quote(&f.name),
+                    ddl::column_type(f.kind, f.list, backend)
+                ));
+                if let Some(d) = &f.default {
+                    out.push(format!(
+                        "UPDATE {table} SET {} = {}",
+                        quote(&f.name),
+                        literal(f, d, backend)
+                    ));
+                }
+                if f.unique {
+                    out.push(ddl::unique_index_statement(&after.name, &f.name, backend));
+                }
+            }
+            FieldChange::Change { from, to } => {
+                let col = quote(&to.name);
+                if !from.same_storage(to) {
+                    let using = if converts_to_text(from, to) {
+                        text_of(from, backend)
+                    } else {
+                        "NULL".to_owned()
+                    };
+                    out.push(format!(
+                        "ALTER TABLE {table} ALTER COLUMN {col} TYPE {} USING {using}",
+                        ddl::column_type(to.kind, to.list, backend)
+                    ));
+                }
+                if from.unique && !to.unique {
+                    out.push(format!(
+                        "DROP INDEX IF EXISTS {}",
+                        quote(&ddl::unique_index(&after.name, &from.name))
+                    ));
+                }
+                if to.unique && !from.unique {
+                    out.push(ddl::unique_index_statement(&after.name, &to.name, backend));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The text of a column's value in the API's notation, for a change to `String`.
+fn text_of(from: &Field, backend: Backend) -> String {
+    let col = quote(&from.name);
+    let text = match (from.kind, backend) {
+        (Kind::Boolean, Backend::Sqlite) => {
+            format!("CASE WHEN {col} IS NULL THEN NULL WHEN {col} THEN 'true' ELSE 'false' END")
+        }
+        (Kind::Boolean, Backend::Postgres) => {
+            format!("CASE WHEN {col} IS NULL THEN NULL WHEN {col} THEN 'true' ELSE 'false' END")
+        }
+        (Kind::DateTime, Backend::Postgres) => {
+            format!("to_char({col} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')")
+        }
+        (_, Backend::Sqlite) => format!("CAST({col} AS TEXT)"),
+        (_, Backend::Postgres) => format!("{col}::text"),
+    };
+    match backend {
+        Backend::Sqlite => text,
+        Backend::Postgres => format!("({text})::citext"),
+    }
+}
+
+/// A default value as an SQL literal of the field's column.
+fn literal(field: &Field, value: &serde_json::Value, backend: Backend) -> String {
+    let string = |s: &str| format!("'{}'", s.replace('\'', "''"));
+    if field.list || field.kind == Kind::Json {
+        return string(&value.to_string());
+    }
+    match value {
+        serde_json::Value::Null => "NULL".to_owned(),
+        serde_json::Value::Bool(b) => match backend {
+            Backend::Sqlite => if *b { "1" } else { "0" }.to_owned(),
+            Backend::Postgres => if *b { "TRUE" } else { "FALSE" }.to_owned(),
+        },
+        serde_json::Value::Number(n) => n.to_string(),
+        serde_json::Value::String(s) => string(s),
+        other => string(&other.to_string()),
+    }
+}

@@ -1,0 +1,258 @@
+//! Schema migrations (reference §1.9, migration part): the model a database was last migrated
+//! to is stored in the meta table ([`schema::Schema`], key `schema`); at every start, and through
+//! the binary's `migrate` subcommand, it is compared with the compiled model and the difference
+//! ([`plan::Plan`]) is applied in one transaction, or nothing is.
+//!
+//! Steps that lose data (removing a type, a relation or a field) need `--force`. Steps the
+//! stored nodes would violate fail with the reference's errors: a required field without a
+//! value (2007), a required relation some node lacks (2052), a to-many relation that some node
+//! uses more than once becoming to-one (2031).
+
+mod apply;
+pub mod plan;
+pub mod schema;
+
+use std::fmt;
+
+use sea_orm::{ConnectionTrait, DatabaseTransaction};
+
+use crate::storage::ddl::{self, META_TABLE};
+use crate::storage::{Backend, Db};
+pub use plan::Plan;
+pub use schema::Schema;
+
+/// The meta-table key of the stored schema.
+const SCHEMA_KEY: &str = "schema";
+
+/// The reference's refusal of destructive steps without `--force`.
+pub const DESTRUCTIVE: &str = "Your migration includes potentially destructive changes. Review using `svc deploy --dry-run` and continue using `svc deploy --force`.";
+
+/// How to migrate.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Compute and report the plan, change nothing.
+    pub dry_run: bool,
+    /// Apply destructive steps too.
+    pub force: bool,
+}
+
+/// What a migration found and did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The database had no stored schema: every table was created (existing ones kept).
+    Created,
+    /// The stored schema is the target already.
+    UpToDate,
+    /// `dry_run`: what would be applied.
+    Planned(Plan),
+    /// The plan was applied.
+    Applied(Plan),
+}
+
+/// Why a migration did not run or failed; the database is as it was.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MigrationError {
+    /// The reference's error code, where it has one.
+    pub code: Option<u32>,
+    pub message: String,
+    /// The plan, when one was computed.
+    pub plan: Option<Plan>,
+}
+
+impl MigrationError {
+    fn new(code: Option<u32>, message: String) -> MigrationError {
+        MigrationError {
+            code,
+            message,
+            plan: None,
+        }
+    }
+
+    fn needs_value(field: &str) -> MigrationError {
+        MigrationError::new(
+            Some(2007),
+            format!(
+                "The field `{field}` must specify the `@migrationValue` directive, because its type was changed or it became required: `@migrationValue(value: \"42\")`"
+            ),
+        )
+    }
+
+    fn failed(statement: &str, err: sea_orm::DbErr) -> MigrationError {
+        MigrationError::new(
+            None,
+            format!("the migration failed at `{statement}`: {err}"),
+        )
+    }
+
+    fn db(err: sea_orm::DbErr) -> MigrationError {
+        MigrationError::new(None, format!("the migration failed: {err}"))
+    }
+
+    /// Whether the migration was refused for destructive steps (run again with `force`).
+    pub fn is_destructive(&self) -> bool {
+        self.message == DESTRUCTIVE
+    }
+}
+
+impl fmt::Display for MigrationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.code {
+            Some(code) => write!(f, "{code}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for MigrationError {}
+
+/// Brings the database to `target`.
+pub async fn migrate(
+    db: &Db,
+    target: &Schema,
+    options: Options,
+) -> Result<Outcome, MigrationError> {
+    let backend = db.backend();
+    // SQLite rebuilds tables that join tables refer to: foreign keys are off meanwhile (it
+    // cannot change inside a transaction) and checked before the commit.
+    if backend == Backend::Sqlite {
+        db.set_foreign_keys(false)
+            .await
+            .map_err(MigrationError::db)?;
+    }
+    let result = run(db, target, options).await;
+    if backend == Backend::Sqlite {
+        db.set_foreign_keys(true)
+            .await
+            .map_err(MigrationError::db)?;
+    }
+    result
+}
+
+/// Runs the migration in one transaction, ended explicitly either way: a transaction merely
+/// dropped would keep its locks until its connection is used again.
+async fn run(db: &Db, target: &Schema, options: Options) -> Result<Outcome, MigrationError> {
+    let tx = db.begin().await.map_err(MigrationError::db)?;
+    match within(&tx, db, target, options).await {
+        Ok((outcome, true)) => {
+            tx.commit().await.map_err(MigrationError::db)?;
+            Ok(outcome)
+        }
+        Ok((outcome, false)) => {
+            tx.rollback().await.map_err(MigrationError::db)?;
+            Ok(outcome)
+        }
+        Err(e) => {
+            let _ = tx.rollback().await;
+            Err(e)
+        }
+    }
+}
+
+/// The migration's work; `true` when it is to be committed.
+async fn within(
+    tx: &DatabaseTransaction,
+    db: &Db,
+    target: &Schema,
+    options: Options,
+) -> Result<(Outcome, bool), MigrationError> {
+    let backend = db.backend();
+    for statement in ddl::base_statements(backend) {
+        tx.execute_unprepared(&statement)
+            .await
+            .map_err(|e| MigrationError::failed(&statement, e))?;
+    }
+    let outcome = match stored(tx, db).await? {
+        None if options.dry_run => {
+            let empty = Schema {
+                format: schema::FORMAT,
+                models: Vec::new(),
+                relations: Vec::new(),
+            };
+            return Ok((Outcome::Planned(Plan::between(&empty, target)), false));
+        }
+        None => {
+            for statement in ddl::create_statements(target, backend) {
+                tx.execute_unprepared(&statement)
+                    .await
+                    .map_err(|e| MigrationError::failed(&statement, e))?;
+            }
+            Outcome::Created
+        }
+        Some(old) if old == *target => return Ok((Outcome::UpToDate, false)),
+        Some(old) => {
+            let plan = Plan::between(&old, target);
+            if plan.is_destructive() && !options.force {
+                return Err(MigrationError {
+                    code: None,
+                    message: DESTRUCTIVE.to_owned(),
+                    plan: Some(plan),
+                });
+            }
+            if let Err(mut e) = apply::apply(tx, backend, &old, target, &plan).await {
+                e.plan = Some(plan);
+                return Err(e);
+            }
+            if options.dry_run {
+                // Checked and tried, not kept.
+                return Ok((Outcome::Planned(plan), false));
+            }
+            Outcome::Applied(plan)
+        }
+    };
+    if backend == Backend::Sqlite {
+        let broken = tx
+            .query_all_raw(sea_orm::Statement::from_string(
+                tx.get_database_backend(),
+                "PRAGMA foreign_key_check".to_owned(),
+            ))
+            .await
+            .map_err(MigrationError::db)?;
+        if !broken.is_empty() {
+            return Err(MigrationError::new(
+                None,
+                "the migration would leave edges pointing at missing nodes".to_owned(),
+            ));
+        }
+    }
+    store(tx, db, target).await?;
+    Ok((outcome, true))
+}
+
+/// The stored schema; `None` when there is none (or of another format).
+async fn stored(tx: &DatabaseTransaction, db: &Db) -> Result<Option<Schema>, MigrationError> {
+    let mut select = db.sql();
+    select
+        .push("SELECT \"value\" FROM ")
+        .ident(META_TABLE)
+        .push(" WHERE \"key\" = ")
+        .bind(SCHEMA_KEY.into());
+    let row = tx
+        .query_one_raw(select.into_statement())
+        .await
+        .map_err(MigrationError::db)?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let text: String = row.try_get_by_index(0).map_err(MigrationError::db)?;
+    Ok(serde_json::from_str::<Schema>(&text)
+        .ok()
+        .filter(|s| s.format == schema::FORMAT))
+}
+
+async fn store(tx: &DatabaseTransaction, db: &Db, schema: &Schema) -> Result<(), MigrationError> {
+    let text = serde_json::to_string(schema)
+        .map_err(|e| MigrationError::new(None, format!("cannot store the schema: {e}")))?;
+    let mut upsert = db.sql();
+    upsert
+        .push("INSERT INTO ")
+        .ident(META_TABLE)
+        .push(" (\"key\", \"value\") VALUES (")
+        .bind(SCHEMA_KEY.into())
+        .push(", ")
+        .bind(text.into())
+        .push(") ON CONFLICT (\"key\") DO UPDATE SET \"value\" = excluded.\"value\"");
+    tx.execute_raw(upsert.into_statement())
+        .await
+        .map_err(MigrationError::db)?;
+    Ok(())
+}

@@ -1,0 +1,150 @@
+//! The stored form of a data model: what the database was last migrated to, kept as JSON in the
+//! meta table (`schema`) and compared with the compiled model at every start and deploy.
+//!
+//! Only what the tables depend on is kept: model and field names, column kinds, list, required,
+//! unique, defaults, enum values, relation fields and relations. Permissions, names of generated
+//! types and the like live in the binary only.
+
+use serde::{Deserialize, Serialize};
+
+use crate::meta::{Kind, ServiceMeta};
+use crate::value::Val;
+
+/// The version of this format; a stored schema of another version is read as unknown.
+pub const FORMAT: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Schema {
+    pub format: u32,
+    pub models: Vec<Model>,
+    pub relations: Vec<Relation>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Model {
+    pub name: String,
+    /// Column fields in column order (`id`, `createdAt` and `updatedAt` included).
+    pub fields: Vec<Field>,
+    pub relation_fields: Vec<RelField>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Field {
+    pub name: String,
+    pub kind: Kind,
+    pub list: bool,
+    pub required: bool,
+    pub unique: bool,
+    /// `id`, `createdAt`, `updatedAt`: never added, removed or changed by a migration.
+    pub system: bool,
+    /// The default as the JSON of the API value, written into existing nodes when the field is
+    /// added as required.
+    pub default: Option<serde_json::Value>,
+    pub enum_values: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RelField {
+    pub name: String,
+    pub relation: String,
+    pub list: bool,
+    pub required: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Relation {
+    pub name: String,
+    /// The join table (`_<Name>`).
+    pub table: String,
+    /// Model on side A (column `A`).
+    pub a: String,
+    /// Model on side B (column `B`).
+    pub b: String,
+    /// Side A's field is a list: a B node may have many A partners.
+    pub a_list: bool,
+    /// Side B's field is a list: an A node may have many B partners.
+    pub b_list: bool,
+}
+
+impl Schema {
+    /// The schema of a compiled service.
+    pub fn of(service: &ServiceMeta) -> Schema {
+        let models = service
+            .models
+            .iter()
+            .map(|m| Model {
+                name: m.table.to_owned(),
+                fields: m
+                    .fields
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| Field {
+                        name: f.name.to_owned(),
+                        kind: f.kind,
+                        list: f.list,
+                        required: f.required,
+                        unique: f.unique,
+                        system: i == m.id || i == m.created_at || i == m.updated_at,
+                        default: f.default.as_ref().map(|lit| Val::from_lit(lit).to_json()),
+                        enum_values: f.enum_values.iter().map(|v| (*v).to_owned()).collect(),
+                    })
+                    .collect(),
+                relation_fields: m
+                    .relations
+                    .iter()
+                    .map(|r| RelField {
+                        name: r.name.to_owned(),
+                        relation: service.relations[r.relation].name.to_owned(),
+                        list: r.list,
+                        required: r.required,
+                    })
+                    .collect(),
+            })
+            .collect();
+        let relations = service
+            .relations
+            .iter()
+            .map(|r| Relation {
+                name: r.name.to_owned(),
+                table: r.table.to_owned(),
+                a: r.a.to_owned(),
+                b: r.b.to_owned(),
+                a_list: r.a_list,
+                b_list: r.b_list,
+            })
+            .collect();
+        Schema {
+            format: FORMAT,
+            models,
+            relations,
+        }
+    }
+
+    pub fn model(&self, name: &str) -> Option<&Model> {
+        self.models.iter().find(|m| m.name == name)
+    }
+
+    pub fn relation(&self, name: &str) -> Option<&Relation> {
+        self.relations.iter().find(|r| r.name == name)
+    }
+}
+
+impl Model {
+    pub fn field(&self, name: &str) -> Option<&Field> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    pub fn id(&self) -> &str {
+        self.fields
+            .iter()
+            .find(|f| f.kind == Kind::Id && f.system)
+            .map_or("id", |f| f.name.as_str())
+    }
+}
+
+impl Field {
+    /// Whether values of `self` and `other` are stored alike (same column type and meaning).
+    pub fn same_storage(&self, other: &Field) -> bool {
+        self.kind == other.kind && self.list == other.list
+    }
+}

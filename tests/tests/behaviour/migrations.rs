@@ -1,0 +1,315 @@
+//! Schema migrations (reference §1.9, migration part) on real SQLite files and PostgreSQL
+//! schemas: the stored schema is compared with a target and the difference applied in one
+//! transaction. Every refused or failed migration is checked to have changed nothing: neither
+//! the tables, nor the data, nor the stored schema.
+
+use sea_orm::ConnectionTrait;
+use serde_json::json;
+use svc_runtime::meta::Kind;
+use svc_runtime::migrate::schema::{Field, Model, RelField, Relation};
+use svc_runtime::migrate::{self, DESTRUCTIVE, MigrationError, Options, Outcome, Schema};
+use svc_runtime::storage::Db;
+
+use crate::support::TestDatabase;
+
+fn field(name: &str, kind: Kind) -> Field {
+    Field {
+        name: name.to_owned(),
+        kind,
+        list: false,
+        required: false,
+        unique: false,
+        system: false,
+        default: None,
+        enum_values: Vec::new(),
+    }
+}
+
+fn required(mut f: Field) -> Field {
+    f.required = true;
+    f
+}
+
+fn system(name: &str, kind: Kind) -> Field {
+    Field {
+        system: true,
+        ..required(field(name, kind))
+    }
+}
+
+/// A model with `id`, `createdAt`, `updatedAt` and `fields`.
+fn model(name: &str, fields: Vec<Field>, relation_fields: Vec<RelField>) -> Model {
+    let mut all = vec![
+        system("id", Kind::Id),
+        system("createdAt", Kind::DateTime),
+        system("updatedAt", Kind::DateTime),
+    ];
+    all.extend(fields);
+    Model {
+        name: name.to_owned(),
+        fields: all,
+        relation_fields,
+    }
+}
+
+fn rel_field(name: &str, relation: &str, list: bool, required: bool) -> RelField {
+    RelField {
+        name: name.to_owned(),
+        relation: relation.to_owned(),
+        list,
+        required,
+    }
+}
+
+fn relation(name: &str, a: &str, b: &str, a_list: bool, b_list: bool) -> Relation {
+    Relation {
+        name: name.to_owned(),
+        table: format!("_{name}"),
+        a: a.to_owned(),
+        b: b.to_owned(),
+        a_list,
+        b_list,
+    }
+}
+
+fn schema(models: Vec<Model>, relations: Vec<Relation>) -> Schema {
+    Schema {
+        format: 1,
+        models,
+        relations,
+    }
+}
+
+/// `User { name: String!, age: Int }`.
+fn users_v1() -> Schema {
+    schema(
+        vec![model(
+            "User",
+            vec![
+                required(field("name", Kind::String)),
+                field("age", Kind::Int),
+            ],
+            vec![],
+        )],
+        vec![],
+    )
+}
+
+async fn migrate_to(db: &Db, target: &Schema, options: Options) -> Result<Outcome, MigrationError> {
+    migrate::migrate(db, target, options).await
+}
+
+/// The first column of every row of `sql`, as text.
+async fn texts(db: &Db, sql: &str) -> Vec<Option<String>> {
+    let rows = db
+        .reader()
+        .query_all_raw(sea_orm::Statement::from_string(
+            db.reader().get_database_backend(),
+            sql.to_owned(),
+        ))
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    rows.iter()
+        .map(|r| {
+            r.try_get_by_index::<Option<String>>(0)
+                .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        })
+        .collect()
+}
+
+/// The column names of a table, sorted.
+async fn columns(db: &Db, table: &str) -> Vec<String> {
+    let sql = match db.backend() {
+        svc_runtime::storage::Backend::Sqlite => {
+            format!("SELECT name FROM pragma_table_info('{table}') ORDER BY name")
+        }
+        svc_runtime::storage::Backend::Postgres => format!(
+            "SELECT column_name::text FROM information_schema.columns WHERE table_name = '{table}' AND table_schema = current_schema() ORDER BY column_name"
+        ),
+    };
+    texts(db, &sql).await.into_iter().flatten().collect()
+}
+
+async fn insert_user(db: &Db, id: &str, name: &str, age: Option<i32>) {
+    let age = age.map_or("NULL".to_owned(), |a| a.to_string());
+    let now = match db.backend() {
+        svc_runtime::storage::Backend::Sqlite => "'2026-01-01T00:00:00.000Z'",
+        svc_runtime::storage::Backend::Postgres => "'2026-01-01T00:00:00.000Z'::timestamptz",
+    };
+    db.execute_script(&[format!(
+        "INSERT INTO \"User\" (\"id\", \"createdAt\", \"updatedAt\", \"name\", \"age\") VALUES ('{id}', {now}, {now}, '{name}', {age})"
+    )])
+    .await
+    .unwrap_or_else(|e| panic!("insert: {e}"));
+}
+
+async fn open(kind: crate::support::Db) -> Option<(TestDatabase, Db)> {
+    let test_db = TestDatabase::create(kind).await?;
+    let db = Db::connect(&test_db.url)
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect: {e}"));
+    Some((test_db, db))
+}
+
+db_cases! {
+    /// A new database gets every table; the same schema again is up to date.
+    async fn first_migration_creates_the_tables(kind) {
+        let Some((_guard, db)) = open(kind).await else { return };
+        assert_eq!(migrate_to(&db, &users_v1(), Options::default()).await, Ok(Outcome::Created));
+        assert_eq!(migrate_to(&db, &users_v1(), Options::default()).await, Ok(Outcome::UpToDate));
+        assert_eq!(columns(&db, "User").await, ["age", "createdAt", "id", "name", "updatedAt"]);
+    }
+
+    /// Adding fields (optional, and required with a default) and changing `Int` to `String` keep
+    /// every node and its values; the plan says so in plain words.
+    async fn non_destructive_changes_keep_the_data(kind) {
+        let Some((_guard, db)) = open(kind).await else { return };
+        migrate_to(&db, &users_v1(), Options::default()).await.expect("v1");
+        insert_user(&db, "u1", "Ada", Some(36)).await;
+        insert_user(&db, "u2", "Bob", None).await;
+        let mut verified = required(field("verified", Kind::Boolean));
+        verified.default = Some(json!(false));
+        let v2 = schema(
+            vec![model(
+                "User",
+                vec![
+                    required(field("name", Kind::String)),
+                    field("age", Kind::String),
+                    field("email", Kind::String),
+                    verified,
+                ],
+                vec![],
+            )],
+            vec![],
+        );
+        let planned = migrate_to(&db, &v2, Options { dry_run: true, force: false }).await;
+        let Ok(Outcome::Planned(plan)) = planned else { panic!("{planned:?}") };
+        assert_eq!(plan.lines(), [
+            "Change the field `User.age`: Int → String (values converted to text)",
+            "Add the field `User.email` (String)",
+            "Add the field `User.verified` (Boolean!), set to its default false in existing nodes",
+        ]);
+        assert_eq!(columns(&db, "User").await, ["age", "createdAt", "id", "name", "updatedAt"], "a dry run changes nothing");
+        let applied = migrate_to(&db, &v2, Options::default()).await;
+        assert!(matches!(applied, Ok(Outcome::Applied(_))), "{applied:?}");
+        let rows = texts(&db, r#"SELECT "id" || ':' || "name" || ':' || COALESCE("age", '-') || ':' || COALESCE("email", '-') || ':' || CAST("verified" AS TEXT) FROM "User" ORDER BY "id""#).await;
+        let expected_false = match db.backend() {
+            svc_runtime::storage::Backend::Sqlite => "0",
+            svc_runtime::storage::Backend::Postgres => "false",
+        };
+        assert_eq!(rows, [
+            Some(format!("u1:Ada:36:-:{expected_false}")),
+            Some(format!("u2:Bob:-:-:{expected_false}")),
+        ]);
+        assert_eq!(migrate_to(&db, &v2, Options::default()).await, Ok(Outcome::UpToDate));
+    }
+
+    /// Removing a field is destructive: refused without `force` (the reference's message, with
+    /// the plan), shown by a dry run, applied with `force`; the other values stay.
+    async fn destructive_changes_need_force(kind) {
+        let Some((_guard, db)) = open(kind).await else { return };
+        migrate_to(&db, &users_v1(), Options::default()).await.expect("v1");
+        insert_user(&db, "u1", "Ada", Some(36)).await;
+        let v2 = schema(vec![model("User", vec![field("age", Kind::Int)], vec![])], vec![]);
+        let refused = migrate_to(&db, &v2, Options::default()).await.expect_err("destructive");
+        assert_eq!(refused.message, DESTRUCTIVE);
+        assert_eq!(refused.plan.map(|p| p.lines()), Some(vec!["Remove the field `User.name`, with its values (destructive)".to_owned()]));
+        assert!(matches!(migrate_to(&db, &v2, Options { dry_run: true, force: true }).await, Ok(Outcome::Planned(_))));
+        assert_eq!(texts(&db, r#"SELECT "name" FROM "User""#).await, [Some("Ada".to_owned())], "nothing changed");
+        let applied = migrate_to(&db, &v2, Options { dry_run: false, force: true }).await;
+        assert!(matches!(applied, Ok(Outcome::Applied(_))), "{applied:?}");
+        assert_eq!(columns(&db, "User").await, ["age", "createdAt", "id", "updatedAt"]);
+        assert_eq!(texts(&db, r#"SELECT CAST("age" AS TEXT) FROM "User""#).await, [Some("36".to_owned())]);
+        // Removing the type is destructive too.
+        let empty = schema(vec![], vec![]);
+        assert_eq!(migrate_to(&db, &empty, Options::default()).await.map_err(|e| e.message), Err(DESTRUCTIVE.to_owned()));
+        assert!(matches!(migrate_to(&db, &empty, Options { dry_run: false, force: true }).await, Ok(Outcome::Applied(_))));
+        assert_eq!(columns(&db, "User").await, Vec::<String>::new());
+    }
+
+    /// A required field without a default, a change to required while nodes lack a value, and a
+    /// type change other than to `String` while values exist all fail with 2007 and change
+    /// nothing; on an empty table they pass.
+    async fn required_fields_need_values(kind) {
+        let Some((_guard, db)) = open(kind).await else { return };
+        migrate_to(&db, &users_v1(), Options::default()).await.expect("v1");
+        insert_user(&db, "u1", "Ada", None).await;
+        let with = |extra: Field, age: Field| schema(vec![model("User", vec![required(field("name", Kind::String)), age, extra].into_iter().filter(|f| !f.name.is_empty()).collect(), vec![])], vec![]);
+        let none = field("", Kind::Int);
+        let cases = [
+            (with(required(field("email", Kind::String)), field("age", Kind::Int)), "email"),
+            (with(none.clone(), required(field("age", Kind::Int))), "age"),
+        ];
+        for (target, name) in cases {
+            let err = migrate_to(&db, &target, Options::default()).await.expect_err("needs a value");
+            assert_eq!(err.code, Some(2007), "{err}");
+            assert!(err.message.starts_with(&format!("The field `{name}` must specify the `@migrationValue` directive")), "{err}");
+            assert_eq!(columns(&db, "User").await, ["age", "createdAt", "id", "name", "updatedAt"]);
+        }
+        insert_user(&db, "u2", "Bob", Some(3)).await;
+        let err = migrate_to(&db, &with(none.clone(), field("age", Kind::Float)), Options::default()).await.expect_err("typed");
+        assert_eq!(err.code, Some(2007), "{err}");
+        assert_eq!(texts(&db, r#"SELECT CAST("age" AS TEXT) FROM "User" WHERE "id" = 'u2'"#).await, [Some("3".to_owned())]);
+        // Once no node holds a value, the type may change.
+        db.execute_script(&[r#"UPDATE "User" SET "age" = NULL"#.to_owned()]).await.expect("clear");
+        assert!(matches!(migrate_to(&db, &with(none, field("age", Kind::Float)), Options::default()).await, Ok(Outcome::Applied(_))));
+    }
+
+    /// Relations: new types and relations are created; a rebuilt table keeps its edges; a
+    /// to-many side becomes to-one only when no node has two partners (2031); a required
+    /// relation field needs every node to have a partner (2052).
+    async fn relation_changes(kind) {
+        let Some((_guard, db)) = open(kind).await else { return };
+        let users = |extra: Vec<Field>, posts: RelField| model("User", [vec![required(field("name", Kind::String)), field("age", Kind::Int)], extra].concat(), vec![posts]);
+        let posts = |author: RelField| model("Post", vec![required(field("title", Kind::String))], vec![author]);
+        let v1 = schema(
+            vec![users(vec![], rel_field("posts", "UserPosts", true, false)), posts(rel_field("author", "UserPosts", false, false))],
+            vec![relation("UserPosts", "User", "Post", true, false)],
+        );
+        migrate_to(&db, &v1, Options::default()).await.expect("v1");
+        insert_user(&db, "u1", "Ada", None).await;
+        let now = match db.backend() {
+            svc_runtime::storage::Backend::Sqlite => "'2026-01-01T00:00:00.000Z'",
+            svc_runtime::storage::Backend::Postgres => "'2026-01-01T00:00:00.000Z'::timestamptz",
+        };
+        db.execute_script(&[
+            format!(r#"INSERT INTO "Post" ("id", "createdAt", "updatedAt", "title") VALUES ('p1', {now}, {now}, 'one'), ('p2', {now}, {now}, 'two'), ('p3', {now}, {now}, 'three')"#),
+            r#"INSERT INTO "_UserPosts" ("id", "A", "B") VALUES ('e1', 'u1', 'p1'), ('e2', 'u1', 'p2')"#.to_owned(),
+        ]).await.expect("edges");
+        // A field added to User (a table rebuild on SQLite) keeps the edges.
+        let v2 = schema(
+            vec![users(vec![field("bio", Kind::String)], rel_field("posts", "UserPosts", true, false)), posts(rel_field("author", "UserPosts", false, false))],
+            vec![relation("UserPosts", "User", "Post", true, false)],
+        );
+        assert!(matches!(migrate_to(&db, &v2, Options::default()).await, Ok(Outcome::Applied(_))));
+        assert_eq!(texts(&db, r#"SELECT "B" FROM "_UserPosts" ORDER BY "B""#).await, [Some("p1".to_owned()), Some("p2".to_owned())]);
+        // One post per user: u1 has two.
+        let one_to_one = schema(
+            vec![users(vec![field("bio", Kind::String)], rel_field("post", "UserPosts", false, false)), posts(rel_field("author", "UserPosts", false, false))],
+            vec![relation("UserPosts", "User", "Post", false, false)],
+        );
+        let err = migrate_to(&db, &one_to_one, Options::default()).await.expect_err("u1 has two posts");
+        assert_eq!(err.code, Some(2031), "{err}");
+        db.execute_script(&[r#"DELETE FROM "_UserPosts" WHERE "id" = 'e2'"#.to_owned()]).await.expect("unlink");
+        assert!(matches!(migrate_to(&db, &one_to_one, Options::default()).await, Ok(Outcome::Applied(_))));
+        let second = db.execute_script(&[r#"INSERT INTO "_UserPosts" ("id", "A", "B") VALUES ('e3', 'u1', 'p3')"#.to_owned()]).await;
+        assert!(second.is_err(), "the database now holds one post per user");
+        // Every post needs an author: p2 and p3 have none.
+        let required_author = schema(
+            vec![users(vec![field("bio", Kind::String)], rel_field("post", "UserPosts", false, false)), posts(rel_field("author", "UserPosts", false, true))],
+            vec![relation("UserPosts", "User", "Post", false, false)],
+        );
+        let err = migrate_to(&db, &required_author, Options::default()).await.expect_err("authorless posts");
+        assert_eq!(err.code, Some(2052), "{err}");
+        assert_eq!(err.message, "The relation field `author` cannot be made required, because there are already instances of the enclosing type that violate this constraint.");
+        // A new type with a new relation.
+        let mut v3 = one_to_one.clone();
+        v3.models.push(model("Tag", vec![required(field("label", Kind::String))], vec![rel_field("users", "UserTags", true, false)]));
+        v3.models[0].relation_fields.push(rel_field("tags", "UserTags", true, false));
+        v3.relations.push(relation("UserTags", "User", "Tag", true, true));
+        let applied = migrate_to(&db, &v3, Options::default()).await;
+        let Ok(Outcome::Applied(plan)) = applied else { panic!("{applied:?}") };
+        assert_eq!(plan.lines(), ["Create the type `Tag`", "Create the relation `UserTags` between `User` and `Tag`"]);
+        assert_eq!(columns(&db, "_UserTags").await, ["A", "B", "id"]);
+    }
+}
