@@ -11,7 +11,7 @@ use clap::{Parser, Subcommand};
 
 use crate::auth::{Auth, service_secret};
 use crate::meta::ServiceMeta;
-use crate::migrate::{self, MigrationError, Outcome, Schema};
+use crate::migrate::{self, Hints, MigrationError, Outcome, Schema};
 use crate::permissions::read::ReadTable;
 use crate::server::{Service, bind};
 use crate::state::State;
@@ -151,6 +151,7 @@ pub fn run<S: ServiceDef>() -> ExitCode {
             let outcome = migrate::migrate(
                 &db,
                 &Schema::of(S::META),
+                &Hints::of(S::META),
                 migrate::Options { dry_run, force },
             )
             .await
@@ -195,7 +196,8 @@ pub struct Started {
 /// Connects to the database and creates missing tables.
 async fn open<S: ServiceDef>(database_url: Option<String>) -> Result<(Db, String), String> {
     let (db, database_url) = connect::<S>(database_url).await?;
-    match migrate::migrate(&db, &Schema::of(S::META), migrate::Options::default()).await {
+    let (target, hints) = (Schema::of(S::META), Hints::of(S::META));
+    match migrate::migrate(&db, &target, &hints, migrate::Options::default()).await {
         Ok(Outcome::Applied(plan)) => eprintln!("svc: migrated the database:\n{plan}"),
         Ok(_) => {}
         Err(e) => return Err(migration_failure(&e)),

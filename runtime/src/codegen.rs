@@ -12,8 +12,9 @@ pub use crate::auth::current_user;
 pub use crate::cli::ServiceDef;
 pub use crate::filter::{Filter, OrderBy};
 pub use crate::meta::{
-    ExistsCall, FieldMeta, Kind, Lit, ModelMeta, Operation, PermValue, PermissionMeta,
-    PermissionQuery, PermissionTarget, RelFieldMeta, RelationMeta, ServiceMeta, VarSource,
+    ExistsCall, FieldMeta, Kind, Lit, MigrationHint, ModelMeta, Operation, PermValue,
+    PermissionMeta, PermissionQuery, PermissionTarget, RelFieldMeta, RelationMeta, ServiceMeta,
+    VarSource,
 };
 pub use crate::nested::{NestedCreate, RelArg, Write, rel, rel_ids};
 pub use crate::permissions::ReadGuard;

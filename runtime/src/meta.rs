@@ -165,6 +165,36 @@ pub struct ServiceMeta {
     pub root_tokens: &'static [&'static str],
     /// The `permissions:` of `svc.yml`, compiled by the generator.
     pub permissions: &'static [PermissionMeta],
+    /// The temporary migration directives of the model (`@rename`, `@relation(oldName:)`,
+    /// `@migrationValue`), read by [`crate::migrate`].
+    pub migration_hints: &'static [MigrationHint],
+}
+
+/// One temporary migration directive.
+#[derive(Debug)]
+pub enum MigrationHint {
+    /// `type New @rename(oldName: "Old")`.
+    RenamedModel {
+        model: &'static str,
+        from: &'static str,
+    },
+    /// `field: T @rename(oldName: "old")` on `model`.
+    RenamedField {
+        model: &'static str,
+        field: &'static str,
+        from: &'static str,
+    },
+    /// `@relation(name: "New", oldName: "Old")`.
+    RenamedRelation {
+        relation: &'static str,
+        from: &'static str,
+    },
+    /// `field: T @migrationValue(value: …)` on `model`.
+    Value {
+        model: &'static str,
+        field: &'static str,
+        value: Lit,
+    },
 }
 
 /// One entry of `permissions:`, compiled at build time (reference §5.1).

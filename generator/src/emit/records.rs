@@ -161,7 +161,7 @@ fn emit_field_meta(model: &Model, col: &Column<'_>) -> TokenStream {
     }
 }
 
-fn emit_lit(value: &DefaultValue) -> TokenStream {
+pub(super) fn emit_lit(value: &DefaultValue) -> TokenStream {
     let rt = rt();
     match value {
         DefaultValue::String(s) => quote!(#rt::Lit::String(#s)),

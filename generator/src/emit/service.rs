@@ -23,6 +23,7 @@ pub(super) fn emit(model: &Model) -> TokenStream {
     });
     let root_tokens = &model.root_tokens;
     let permissions = super::permissions::table(model);
+    let hints = migration_hints(model);
     quote! {
         #[doc(hidden)]
         pub static __SERVICE_META: #rt::ServiceMeta = #rt::ServiceMeta {
@@ -31,6 +32,7 @@ pub(super) fn emit(model: &Model) -> TokenStream {
             relations: &[#(#relations),*],
             root_tokens: &[#(#root_tokens),*],
             permissions: #permissions,
+            migration_hints: &[#(#hints),*],
         };
 
         /// The service: run it with `svc_runtime::run::<Service>()`.
@@ -45,4 +47,36 @@ pub(super) fn emit(model: &Model) -> TokenStream {
             const DIR: &'static str = ::core::env!("CARGO_MANIFEST_DIR");
         }
     }
+}
+
+/// The temporary migration directives: renames of types, fields and relations, and migration
+/// values.
+fn migration_hints(model: &Model) -> Vec<TokenStream> {
+    let rt = rt();
+    let mut out = Vec::new();
+    for (_, ty) in model.type_ids() {
+        let name = &ty.name;
+        if let Some(from) = &ty.old_name {
+            out.push(quote!(#rt::MigrationHint::RenamedModel { model: #name, from: #from }));
+        }
+        for f in &ty.fields {
+            let field = &f.name;
+            if let Some(from) = &f.old_name {
+                out.push(quote!(#rt::MigrationHint::RenamedField { model: #name, field: #field, from: #from }));
+            }
+            if let Some(value) = &f.migration_value {
+                let value = super::records::emit_lit(value);
+                out.push(quote!(#rt::MigrationHint::Value { model: #name, field: #field, value: #value }));
+            }
+        }
+    }
+    for rel in &model.relations {
+        if let Some(from) = &rel.old_name {
+            let relation = &rel.name;
+            out.push(
+                quote!(#rt::MigrationHint::RenamedRelation { relation: #relation, from: #from }),
+            );
+        }
+    }
+    out
 }

@@ -97,3 +97,50 @@ fn write_if_changed_skips_identical_content() {
     assert!(crate::write::write_if_changed(&path, "b").unwrap_or(false));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The temporary migration directives reach the runtime as `ServiceMeta::migration_hints`.
+#[test]
+fn migration_directives_become_hints() {
+    let types = r#"
+type Person @model @rename(oldName: "User") {
+  id: ID! @isUnique
+  fullName: String! @rename(oldName: "name")
+  age: Int! @migrationValue(value: "18")
+  posts: [Post!]! @relation(name: "Authorship", oldName: "UserPosts")
+}
+
+type Post @model {
+  id: ID! @isUnique
+  author: Person @relation(name: "Authorship")
+}
+"#;
+    let mut sources = Sources::new();
+    let config = sources.add("svc.yml", SVC_YML);
+    let file = sources.add("types.graphql", types);
+    let model = match check(&sources, config, &[file]) {
+        Ok(model) => model,
+        Err(diagnostics) => panic!("{}", diagnostics.render(&sources)),
+    };
+    let code = pretty(super::service::emit(&model));
+    let hints = code
+        .split("migration_hints: &[")
+        .nth(1)
+        .and_then(|rest| rest.split("],\n").next())
+        .unwrap_or_else(|| panic!("no hints in\n{code}"));
+    let hints: String = hints.split_whitespace().collect::<Vec<_>>().join(" ");
+    let rt = "::svc_runtime::__codegen";
+    for expected in [
+        format!(r#"{rt}::MigrationHint::RenamedModel {{ model: "Person", from: "User", }}"#),
+        format!(
+            r#"{rt}::MigrationHint::RenamedField {{ model: "Person", field: "fullName", from: "name", }}"#
+        ),
+        format!(
+            r#"{rt}::MigrationHint::Value {{ model: "Person", field: "age", value: {rt}::Lit::Int(18i32), }}"#
+        ),
+        format!(
+            r#"{rt}::MigrationHint::RenamedRelation {{ relation: "Authorship", from: "UserPosts", }}"#
+        ),
+    ] {
+        assert!(hints.contains(&expected), "{expected}\nnot in\n{hints}");
+    }
+}

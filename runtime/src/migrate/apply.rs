@@ -6,7 +6,7 @@ use sea_orm::{ConnectionTrait, DatabaseTransaction};
 
 use super::MigrationError;
 use super::plan::{FieldChange, Plan, Step};
-use super::schema::{Field, Model, Schema};
+use super::schema::{Field, Hints, Model, Schema};
 use crate::meta::Kind;
 use crate::storage::Backend;
 use crate::storage::ddl::{self, quote};
@@ -17,17 +17,32 @@ pub(super) async fn apply(
     backend: Backend,
     old: &Schema,
     new: &Schema,
+    hints: &Hints,
     plan: &Plan,
 ) -> Result<(), MigrationError> {
+    // Renames first, so the checks and the other steps see the new names.
+    let (renamed, _) = super::plan::renamed(old, new, hints);
     for step in &plan.steps {
-        check(tx, old, new, step).await?;
+        if step.is_rename() {
+            run(tx, statements(backend, &renamed, new, step)).await?;
+        }
     }
     for step in &plan.steps {
-        for statement in statements(backend, old, new, step) {
-            tx.execute_unprepared(&statement)
-                .await
-                .map_err(|e| MigrationError::failed(&statement, e))?;
+        check(tx, &renamed, new, step).await?;
+    }
+    for step in &plan.steps {
+        if !step.is_rename() {
+            run(tx, statements(backend, &renamed, new, step)).await?;
         }
+    }
+    Ok(())
+}
+
+async fn run(tx: &DatabaseTransaction, statements: Vec<String>) -> Result<(), MigrationError> {
+    for statement in statements {
+        tx.execute_unprepared(&statement)
+            .await
+            .map_err(|e| MigrationError::failed(&statement, e))?;
     }
     Ok(())
 }
@@ -65,12 +80,16 @@ async fn check(
             let nodes = count(tx, format!("SELECT COUNT(*) FROM {table}")).await?;
             for change in changes {
                 match change {
-                    FieldChange::Add(f) if f.required && f.default.is_none() && nodes > 0 => {
+                    FieldChange::Add {
+                        field: f,
+                        value: None,
+                    } if f.required && f.default.is_none() && nodes > 0 => {
                         return Err(MigrationError::needs_value(&f.name));
                     }
-                    FieldChange::Change { from, to } => {
+                    FieldChange::Change { from, to, value } => {
                         let col = quote(&from.name);
-                        if !from.same_storage(to) && !converts_to_text(from, to) {
+                        let valued = value.is_some();
+                        if !from.same_storage(to) && !converts_to_text(from, to) && !valued {
                             let set = count(
                                 tx,
                                 format!("SELECT COUNT(*) FROM {table} WHERE {col} IS NOT NULL"),
@@ -80,7 +99,7 @@ async fn check(
                                 return Err(MigrationError::needs_value(&to.name));
                             }
                         }
-                        if to.required && !from.required {
+                        if to.required && !from.required && !valued {
                             let missing = count(
                                 tx,
                                 format!("SELECT COUNT(*) FROM {table} WHERE {col} IS NULL"),
@@ -215,6 +234,58 @@ fn converts_to_text(from: &Field, to: &Field) -> bool {
 /// The DDL of one step.
 fn statements(backend: Backend, old: &Schema, new: &Schema, step: &Step) -> Vec<String> {
     match step {
+        Step::RenameModel { from, to } => {
+            let mut out = vec![format!(
+                "ALTER TABLE {} RENAME TO {}",
+                quote(&from.name),
+                quote(to)
+            )];
+            let id = from.id();
+            for f in from.fields.iter().filter(|f| f.unique && f.name != id) {
+                out.push(format!(
+                    "DROP INDEX IF EXISTS {}",
+                    quote(&ddl::unique_index(&from.name, &f.name))
+                ));
+                out.push(ddl::unique_index_statement(to, &f.name, backend));
+            }
+            out
+        }
+        Step::RenameRelation { from, to } => {
+            let mut out = vec![format!(
+                "ALTER TABLE {} RENAME TO {}",
+                quote(&from.table),
+                quote(&to.table)
+            )];
+            for (column, unique) in ddl::relation_columns(from) {
+                out.push(format!(
+                    "DROP INDEX IF EXISTS {}",
+                    quote(&ddl::relation_index(from, column))
+                ));
+                out.push(ddl::relation_index_statement(to, column, unique));
+            }
+            out
+        }
+        Step::RenameField {
+            model,
+            from,
+            to,
+            unique,
+        } => {
+            let mut out = vec![format!(
+                "ALTER TABLE {} RENAME COLUMN {} TO {}",
+                quote(model),
+                quote(from),
+                quote(to)
+            )];
+            if *unique {
+                out.push(format!(
+                    "DROP INDEX IF EXISTS {}",
+                    quote(&ddl::unique_index(model, from))
+                ));
+                out.push(ddl::unique_index_statement(model, to, backend));
+            }
+            out
+        }
         Step::DropRelation(r) => vec![format!("DROP TABLE {}", quote(&r.table))],
         Step::DropModel(m) => vec![format!("DROP TABLE {}", quote(&m.name))],
         Step::CreateModel(m) => {
@@ -247,7 +318,7 @@ fn statements(backend: Backend, old: &Schema, new: &Schema, step: &Step) -> Vec<
                 return Vec::new();
             }
             match backend {
-                Backend::Sqlite => rebuild(before, after),
+                Backend::Sqlite => rebuild(before, after, changes),
                 Backend::Postgres => alter(after, changes),
             }
         }
@@ -257,7 +328,7 @@ fn statements(backend: Backend, old: &Schema, new: &Schema, step: &Step) -> Vec<
 /// SQLite: create the new table, copy every kept value (converted where the type changed to
 /// `String`), drop the old table, rename, re-create the indexes. Foreign keys are off while the
 /// migration runs, so the join tables keep their edges.
-fn rebuild(before: &Model, after: &Model) -> Vec<String> {
+fn rebuild(before: &Model, after: &Model, changes: &[FieldChange]) -> Vec<String> {
     let backend = Backend::Sqlite;
     let temp = format!("_svc_new_{}", after.name);
     let mut out = vec![ddl::create_table(after, &temp, backend)];
@@ -265,14 +336,24 @@ fn rebuild(before: &Model, after: &Model) -> Vec<String> {
     let values: Vec<String> = after
         .fields
         .iter()
-        .map(|f| match before.field(&f.name) {
-            Some(was) if was.same_storage(f) => quote(&f.name),
-            Some(was) if converts_to_text(was, f) => text_of(was, backend),
-            Some(_) => "NULL".to_owned(),
-            None => f
-                .default
-                .as_ref()
-                .map_or("NULL".to_owned(), |d| literal(f, d, backend)),
+        .map(|f| {
+            let value = migration_value(changes, &f.name).map(|v| literal(f, v, backend));
+            let col = quote(&f.name);
+            match (before.field(&f.name), value) {
+                (Some(was), value) if was.same_storage(f) => match value {
+                    Some(v) if f.required && !was.required && f.list => v,
+                    Some(v) if f.required && !was.required => format!("COALESCE({col}, {v})"),
+                    _ => col,
+                },
+                (Some(was), _) if converts_to_text(was, f) => text_of(was, backend),
+                (Some(_), Some(v)) => v,
+                (Some(_), None) => "NULL".to_owned(),
+                (None, Some(v)) => v,
+                (None, None) => f
+                    .default
+                    .as_ref()
+                    .map_or("NULL".to_owned(), |d| literal(f, d, backend)),
+            }
         })
         .collect();
     out.push(format!(
@@ -293,6 +374,15 @@ fn rebuild(before: &Model, after: &Model) -> Vec<String> {
 }
 
 /// PostgreSQL: one `ALTER TABLE` statement per change.
+/// The migration value a change carries for `field`.
+fn migration_value<'a>(changes: &'a [FieldChange], field: &str) -> Option<&'a serde_json::Value> {
+    changes.iter().find_map(|c| match c {
+        FieldChange::Add { field: f, value } if f.name == field => value.as_ref(),
+        FieldChange::Change { to, value, .. } if to.name == field => value.as_ref(),
+        _ => None,
+    })
+}
+
 fn alter(after: &Model, changes: &[FieldChange]) -> Vec<String> {
     let backend = Backend::Postgres;
     let table = quote(&after.name);
@@ -305,13 +395,13 @@ fn alter(after: &Model, changes: &[FieldChange]) -> Vec<String> {
                     quote(&f.name)
                 ));
             }
-            FieldChange::Add(f) => {
+            FieldChange::Add { field: f, value } => {
                 out.push(format!(
                     "ALTER TABLE {table} ADD COLUMN {} {}",
                     quote(&f.name),
                     ddl::column_type(f.kind, f.list, backend)
                 ));
-                if let Some(d) = &f.default {
+                if let Some(d) = value.as_ref().or(f.default.as_ref()) {
                     out.push(format!(
                         "UPDATE {table} SET {} = {}",
                         quote(&f.name),
@@ -322,18 +412,26 @@ fn alter(after: &Model, changes: &[FieldChange]) -> Vec<String> {
                     out.push(ddl::unique_index_statement(&after.name, &f.name, backend));
                 }
             }
-            FieldChange::Change { from, to } => {
+            FieldChange::Change { from, to, value } => {
                 let col = quote(&to.name);
+                let value = value.as_ref().map(|v| literal(to, v, backend));
+                let column_type = ddl::column_type(to.kind, to.list, backend);
                 if !from.same_storage(to) {
-                    let using = if converts_to_text(from, to) {
-                        text_of(from, backend)
-                    } else {
-                        "NULL".to_owned()
+                    let using = match &value {
+                        _ if converts_to_text(from, to) => text_of(from, backend),
+                        Some(v) => format!("CAST({v} AS {column_type})"),
+                        None => "NULL".to_owned(),
                     };
                     out.push(format!(
-                        "ALTER TABLE {table} ALTER COLUMN {col} TYPE {} USING {using}",
-                        ddl::column_type(to.kind, to.list, backend)
+                        "ALTER TABLE {table} ALTER COLUMN {col} TYPE {column_type} USING {using}"
                     ));
+                } else if let (true, false, Some(v)) = (to.required, from.required, &value) {
+                    let missing = if to.list {
+                        String::new()
+                    } else {
+                        format!(" WHERE {col} IS NULL")
+                    };
+                    out.push(format!("UPDATE {table} SET {col} = {v}{missing}"));
                 }
                 if from.unique && !to.unique {
                     out.push(format!(

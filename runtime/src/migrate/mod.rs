@@ -19,7 +19,7 @@ use sea_orm::{ConnectionTrait, DatabaseTransaction};
 use crate::storage::ddl::{self, META_TABLE};
 use crate::storage::{Backend, Db};
 pub use plan::Plan;
-pub use schema::Schema;
+pub use schema::{Hints, Schema};
 
 /// The meta-table key of the stored schema.
 const SCHEMA_KEY: &str = "schema";
@@ -105,10 +105,11 @@ impl fmt::Display for MigrationError {
 
 impl std::error::Error for MigrationError {}
 
-/// Brings the database to `target`.
+/// Brings the database to `target`, following `hints` (renames, migration values).
 pub async fn migrate(
     db: &Db,
     target: &Schema,
+    hints: &Hints,
     options: Options,
 ) -> Result<Outcome, MigrationError> {
     let backend = db.backend();
@@ -119,7 +120,7 @@ pub async fn migrate(
             .await
             .map_err(MigrationError::db)?;
     }
-    let result = run(db, target, options).await;
+    let result = run(db, target, hints, options).await;
     if backend == Backend::Sqlite {
         db.set_foreign_keys(true)
             .await
@@ -130,9 +131,14 @@ pub async fn migrate(
 
 /// Runs the migration in one transaction, ended explicitly either way: a transaction merely
 /// dropped would keep its locks until its connection is used again.
-async fn run(db: &Db, target: &Schema, options: Options) -> Result<Outcome, MigrationError> {
+async fn run(
+    db: &Db,
+    target: &Schema,
+    hints: &Hints,
+    options: Options,
+) -> Result<Outcome, MigrationError> {
     let tx = db.begin().await.map_err(MigrationError::db)?;
-    match within(&tx, db, target, options).await {
+    match within(&tx, db, target, hints, options).await {
         Ok((outcome, true)) => {
             tx.commit().await.map_err(MigrationError::db)?;
             Ok(outcome)
@@ -153,6 +159,7 @@ async fn within(
     tx: &DatabaseTransaction,
     db: &Db,
     target: &Schema,
+    hints: &Hints,
     options: Options,
 ) -> Result<(Outcome, bool), MigrationError> {
     let backend = db.backend();
@@ -180,7 +187,7 @@ async fn within(
         }
         Some(old) if old == *target => return Ok((Outcome::UpToDate, false)),
         Some(old) => {
-            let plan = Plan::between(&old, target);
+            let plan = Plan::with_hints(&old, target, hints);
             if plan.is_destructive() && !options.force {
                 return Err(MigrationError {
                     code: None,
@@ -188,7 +195,7 @@ async fn within(
                     plan: Some(plan),
                 });
             }
-            if let Err(mut e) = apply::apply(tx, backend, &old, target, &plan).await {
+            if let Err(mut e) = apply::apply(tx, backend, &old, target, hints, &plan).await {
                 e.plan = Some(plan);
                 return Err(e);
             }

@@ -4,11 +4,29 @@
 
 use std::fmt;
 
-use super::schema::{Field, Model, Relation, Schema};
+use super::schema::{Field, Hints, Model, Relation, Schema};
 
 /// One change to the database, in the order it is applied.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
+    /// `@rename(oldName:)` on a type: its table is renamed (first, so every later step uses
+    /// the new names).
+    RenameModel {
+        from: Model,
+        to: String,
+    },
+    /// `@relation(oldName:)`: the join table is renamed.
+    RenameRelation {
+        from: Relation,
+        to: Relation,
+    },
+    /// `@rename(oldName:)` on a field: its column is renamed.
+    RenameField {
+        model: String,
+        from: String,
+        to: String,
+        unique: bool,
+    },
     /// A relation whose join table goes away (first, so no join table refers to a dropped type).
     DropRelation(Relation),
     DropModel(Model),
@@ -32,9 +50,19 @@ pub enum Step {
 /// One field change within [`Step::AlterModel`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum FieldChange {
-    Add(Field),
+    /// A new field; `value` is its `@migrationValue`, written into existing nodes.
+    Add {
+        field: Field,
+        value: Option<serde_json::Value>,
+    },
     Remove(Field),
-    Change { from: Field, to: Field },
+    /// A changed field; `value` (its `@migrationValue`) replaces values of another type, and
+    /// fills missing ones when the field becomes required.
+    Change {
+        from: Field,
+        to: Field,
+        value: Option<serde_json::Value>,
+    },
 }
 
 /// What a migration does.
@@ -44,9 +72,16 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The steps that turn `old` into `new`.
+    /// The steps that turn `old` into `new`, by names only.
     pub fn between(old: &Schema, new: &Schema) -> Plan {
-        let mut steps = Vec::new();
+        Plan::with_hints(old, new, &Hints::default())
+    }
+
+    /// The steps that turn `old` into `new`, following the model's renames and migration
+    /// values. A rename applies only while the stored schema still has the old name.
+    pub fn with_hints(old: &Schema, new: &Schema, hints: &Hints) -> Plan {
+        let (old, mut steps) = renamed(old, new, hints);
+        let old = &old;
         // Relations removed, or whose types changed (re-created below).
         for rel in &old.relations {
             match new.relation(&rel.name) {
@@ -71,11 +106,16 @@ impl Plan {
                 }
             }
             for field in &model.fields {
+                let value = hints.value(&model.name, &field.name).cloned();
                 match before.field(&field.name) {
-                    None => changes.push(FieldChange::Add(field.clone())),
+                    None => changes.push(FieldChange::Add {
+                        field: field.clone(),
+                        value,
+                    }),
                     Some(was) if was != field => changes.push(FieldChange::Change {
                         from: was.clone(),
                         to: field.clone(),
+                        value,
                     }),
                     Some(_) => {}
                 }
@@ -136,6 +176,14 @@ impl Plan {
 }
 
 impl Step {
+    /// A rename: applied before every other step.
+    pub fn is_rename(&self) -> bool {
+        matches!(
+            self,
+            Step::RenameModel { .. } | Step::RenameRelation { .. } | Step::RenameField { .. }
+        )
+    }
+
     fn is_destructive(&self) -> bool {
         match self {
             Step::DropRelation(_) | Step::DropModel(_) => true,
@@ -148,6 +196,16 @@ impl Step {
 
     fn describe(&self, out: &mut Vec<String>) {
         match self {
+            Step::RenameModel { from, to } => {
+                out.push(format!("Rename the type `{}` to `{to}`", from.name));
+            }
+            Step::RenameRelation { from, to } => out.push(format!(
+                "Rename the relation `{}` to `{}`",
+                from.name, to.name
+            )),
+            Step::RenameField {
+                model, from, to, ..
+            } => out.push(format!("Rename the field `{model}.{from}` to `{to}`")),
             Step::DropRelation(r) => out.push(format!(
                 "Remove the relation `{}` between `{}` and `{}`, with all its edges (destructive)",
                 r.name, r.a, r.b
@@ -164,22 +222,29 @@ impl Step {
             } => {
                 for change in changes {
                     out.push(match change {
-                        FieldChange::Add(f) => match (&f.default, f.required) {
-                            (Some(d), _) => format!(
+                        FieldChange::Add { field: f, value } => match (value, &f.default) {
+                            (Some(v), _) => format!(
+                                "Add the field `{name}.{}` ({}), set to its migration value {v} in existing nodes",
+                                f.name,
+                                shape(f)
+                            ),
+                            (None, Some(d)) => format!(
                                 "Add the field `{name}.{}` ({}), set to its default {d} in existing nodes",
                                 f.name,
                                 shape(f)
                             ),
-                            (None, _) => format!("Add the field `{name}.{}` ({})", f.name, shape(f)),
+                            (None, None) => {
+                                format!("Add the field `{name}.{}` ({})", f.name, shape(f))
+                            }
                         },
                         FieldChange::Remove(f) => format!(
                             "Remove the field `{name}.{}`, with its values (destructive)",
                             f.name
                         ),
-                        FieldChange::Change { from, to } => format!(
+                        FieldChange::Change { from, to, value } => format!(
                             "Change the field `{name}.{}`: {}",
                             to.name,
-                            field_change(from, to)
+                            field_change(from, to, value.as_ref())
                         ),
                     });
                 }
@@ -217,20 +282,27 @@ fn shape(f: &Field) -> String {
     }
 }
 
-fn field_change(from: &Field, to: &Field) -> String {
+fn field_change(from: &Field, to: &Field, value: Option<&serde_json::Value>) -> String {
     let mut parts = Vec::new();
     if !from.same_storage(to) {
-        let keep = if to.kind == crate::meta::Kind::String && !to.list {
-            "values converted to text"
-        } else {
-            "only possible while no node has a value"
+        let keep = match value {
+            _ if to.kind == crate::meta::Kind::String && !to.list => {
+                "values converted to text".to_owned()
+            }
+            Some(v) => format!("every node set to its migration value {v}"),
+            None => "only possible while no node has a value".to_owned(),
         };
         parts.push(format!("{} → {} ({keep})", shape(from), shape(to)));
     } else if from.required != to.required {
-        parts.push(if to.required {
-            "now required (only possible while no node lacks a value)".to_owned()
-        } else {
-            "now optional".to_owned()
+        parts.push(match (to.required, value) {
+            (true, Some(v)) if to.list => {
+                format!("now required (every node set to its migration value {v})")
+            }
+            (true, Some(v)) => {
+                format!("now required (nodes without a value set to its migration value {v})")
+            }
+            (true, None) => "now required (only possible while no node lacks a value)".to_owned(),
+            (false, _) => "now optional".to_owned(),
         });
     }
     if from.unique != to.unique {
@@ -292,4 +364,82 @@ impl fmt::Display for Plan {
         }
         Ok(())
     }
+}
+
+/// The rename steps the hints call for, and `old` with those renames made, so the rest of the
+/// plan compares like with like.
+pub(super) fn renamed(old: &Schema, new: &Schema, hints: &Hints) -> (Schema, Vec<Step>) {
+    let mut old = old.clone();
+    let mut steps = Vec::new();
+    for (to, from) in &hints.models {
+        if old.model(to).is_some() || new.model(to).is_none() {
+            continue;
+        }
+        let Some(model) = old.model(from).cloned() else {
+            continue;
+        };
+        for m in &mut old.models {
+            if m.name == *from {
+                m.name.clone_from(to);
+            }
+        }
+        for r in &mut old.relations {
+            for end in [&mut r.a, &mut r.b] {
+                if end == from {
+                    end.clone_from(to);
+                }
+            }
+        }
+        steps.push(Step::RenameModel {
+            from: model,
+            to: to.clone(),
+        });
+    }
+    for (to, from) in &hints.relations {
+        if old.relation(to).is_some() || new.relation(to).is_none() {
+            continue;
+        }
+        let Some(was) = old.relation(from).cloned() else {
+            continue;
+        };
+        let mut renamed = was.clone();
+        renamed.name.clone_from(to);
+        renamed.table = format!("_{to}");
+        for r in &mut old.relations {
+            if r.name == *from {
+                *r = renamed.clone();
+            }
+        }
+        for m in &mut old.models {
+            for f in &mut m.relation_fields {
+                if f.relation == *from {
+                    f.relation.clone_from(to);
+                }
+            }
+        }
+        steps.push(Step::RenameRelation {
+            from: was,
+            to: renamed,
+        });
+    }
+    for (model, to, from) in &hints.fields {
+        let wanted = new.model(model).is_some_and(|m| m.field(to).is_some());
+        let Some(m) = old.models.iter_mut().find(|m| m.name == *model) else {
+            continue;
+        };
+        if !wanted || m.field(to).is_some() {
+            continue;
+        }
+        let Some(field) = m.fields.iter_mut().find(|f| f.name == *from) else {
+            continue;
+        };
+        field.name.clone_from(to);
+        steps.push(Step::RenameField {
+            model: model.clone(),
+            from: from.clone(),
+            to: to.clone(),
+            unique: field.unique,
+        });
+    }
+    (old, steps)
 }

@@ -148,3 +148,61 @@ impl Field {
         self.kind == other.kind && self.list == other.list
     }
 }
+
+/// The temporary migration directives of the compiled model: they say how to get from a
+/// stored schema to this one where names alone cannot (renames), and what to write into
+/// existing nodes (`@migrationValue`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Hints {
+    /// `(new name, old name)` of renamed types.
+    pub models: Vec<(String, String)>,
+    /// `(type, new name, old name)` of renamed fields.
+    pub fields: Vec<(String, String, String)>,
+    /// `(new name, old name)` of renamed relations.
+    pub relations: Vec<(String, String)>,
+    /// `(type, field, value as API JSON)` of migration values.
+    pub values: Vec<(String, String, serde_json::Value)>,
+}
+
+impl Hints {
+    pub fn of(service: &ServiceMeta) -> Hints {
+        let mut hints = Hints::default();
+        for hint in service.migration_hints {
+            match hint {
+                crate::meta::MigrationHint::RenamedModel { model, from } => {
+                    hints.models.push(((*model).to_owned(), (*from).to_owned()));
+                }
+                crate::meta::MigrationHint::RenamedField { model, field, from } => {
+                    hints.fields.push((
+                        (*model).to_owned(),
+                        (*field).to_owned(),
+                        (*from).to_owned(),
+                    ));
+                }
+                crate::meta::MigrationHint::RenamedRelation { relation, from } => {
+                    hints
+                        .relations
+                        .push(((*relation).to_owned(), (*from).to_owned()));
+                }
+                crate::meta::MigrationHint::Value {
+                    model,
+                    field,
+                    value,
+                } => hints.values.push((
+                    (*model).to_owned(),
+                    (*field).to_owned(),
+                    Val::from_lit(value).to_json(),
+                )),
+            }
+        }
+        hints
+    }
+
+    /// The migration value of `model.field`.
+    pub fn value(&self, model: &str, field: &str) -> Option<&serde_json::Value> {
+        self.values
+            .iter()
+            .find(|(m, f, _)| m == model && f == field)
+            .map(|(_, _, v)| v)
+    }
+}

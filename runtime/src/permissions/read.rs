@@ -398,6 +398,7 @@ mod tests {
             relations: &[],
             root_tokens: &[],
             permissions,
+            migration_hints: &[],
         }
     }
 

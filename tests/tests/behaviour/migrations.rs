@@ -7,7 +7,7 @@ use sea_orm::ConnectionTrait;
 use serde_json::json;
 use svc_runtime::meta::Kind;
 use svc_runtime::migrate::schema::{Field, Model, RelField, Relation};
-use svc_runtime::migrate::{self, DESTRUCTIVE, MigrationError, Options, Outcome, Schema};
+use svc_runtime::migrate::{self, DESTRUCTIVE, Hints, MigrationError, Options, Outcome, Schema};
 use svc_runtime::storage::Db;
 
 use crate::support::TestDatabase;
@@ -96,7 +96,16 @@ fn users_v1() -> Schema {
 }
 
 async fn migrate_to(db: &Db, target: &Schema, options: Options) -> Result<Outcome, MigrationError> {
-    migrate::migrate(db, target, options).await
+    migrate::migrate(db, target, &Hints::default(), options).await
+}
+
+async fn migrate_with(
+    db: &Db,
+    target: &Schema,
+    hints: &Hints,
+    options: Options,
+) -> Result<Outcome, MigrationError> {
+    migrate::migrate(db, target, hints, options).await
 }
 
 /// The first column of every row of `sql`, as text.
@@ -311,5 +320,80 @@ db_cases! {
         let Ok(Outcome::Applied(plan)) = applied else { panic!("{applied:?}") };
         assert_eq!(plan.lines(), ["Create the type `Tag`", "Create the relation `UserTags` between `User` and `Tag`"]);
         assert_eq!(columns(&db, "_UserTags").await, ["A", "B", "id"]);
+    }
+
+    /// `@rename` of a type and a field, `@relation(oldName:)`, and `@migrationValue` for a field
+    /// made required and for a required field added: nothing is lost, edges and unique indexes
+    /// follow the renames. Without the hints the same target would remove `User` (destructive).
+    async fn renames_and_migration_values(kind) {
+        let Some((_guard, db)) = open(kind).await else { return };
+        let mut unique_name = required(field("name", Kind::String));
+        unique_name.unique = true;
+        let v1 = schema(
+            vec![
+                model("User", vec![unique_name, field("age", Kind::Int)], vec![rel_field("posts", "UserPosts", true, false)]),
+                model("Post", vec![required(field("title", Kind::String))], vec![rel_field("author", "UserPosts", false, false)]),
+            ],
+            vec![relation("UserPosts", "User", "Post", true, false)],
+        );
+        migrate_to(&db, &v1, Options::default()).await.expect("v1");
+        insert_user(&db, "u1", "Ada", None).await;
+        insert_user(&db, "u2", "Bob", Some(3)).await;
+        let now = match db.backend() {
+            svc_runtime::storage::Backend::Sqlite => "'2026-01-01T00:00:00.000Z'",
+            svc_runtime::storage::Backend::Postgres => "'2026-01-01T00:00:00.000Z'::timestamptz",
+        };
+        db.execute_script(&[
+            format!(r#"INSERT INTO "Post" ("id", "createdAt", "updatedAt", "title") VALUES ('p1', {now}, {now}, 'one')"#),
+            r#"INSERT INTO "_UserPosts" ("id", "A", "B") VALUES ('e1', 'u1', 'p1')"#.to_owned(),
+        ]).await.expect("edge");
+        let mut full_name = required(field("fullName", Kind::String));
+        full_name.unique = true;
+        let v2 = schema(
+            vec![
+                model(
+                    "Person",
+                    vec![full_name, required(field("age", Kind::Int)), required(field("score", Kind::Int))],
+                    vec![rel_field("posts", "Authorship", true, false)],
+                ),
+                model("Post", vec![required(field("title", Kind::String))], vec![rel_field("author", "Authorship", false, false)]),
+            ],
+            vec![relation("Authorship", "Person", "Post", true, false)],
+        );
+        let refused = migrate_to(&db, &v2, Options::default()).await.expect_err("by names alone");
+        assert!(refused.is_destructive(), "{refused}");
+        let hints = Hints {
+            models: vec![("Person".into(), "User".into())],
+            fields: vec![("Person".into(), "fullName".into(), "name".into())],
+            relations: vec![("Authorship".into(), "UserPosts".into())],
+            values: vec![("Person".into(), "age".into(), json!(18)), ("Person".into(), "score".into(), json!(5))],
+        };
+        let applied = migrate_with(&db, &v2, &hints, Options::default()).await;
+        let Ok(Outcome::Applied(plan)) = applied else { panic!("{applied:?}") };
+        assert_eq!(plan.lines(), [
+            "Rename the type `User` to `Person`",
+            "Rename the relation `UserPosts` to `Authorship`",
+            "Rename the field `Person.name` to `fullName`",
+            "Change the field `Person.age`: now required (nodes without a value set to its migration value 18)",
+            "Add the field `Person.score` (Int!), set to its migration value 5 in existing nodes",
+        ]);
+        let rows = texts(&db, r#"SELECT "id" || ':' || "fullName" || ':' || CAST("age" AS TEXT) || ':' || CAST("score" AS TEXT) FROM "Person" ORDER BY "id""#).await;
+        assert_eq!(rows, [Some("u1:Ada:18:5".to_owned()), Some("u2:Bob:3:5".to_owned())]);
+        assert_eq!(texts(&db, r#"SELECT "A" || '-' || "B" FROM "_Authorship""#).await, [Some("u1-p1".to_owned())]);
+        assert_eq!(columns(&db, "User").await, Vec::<String>::new());
+        let duplicate = db.execute_script(&[format!(
+            r#"INSERT INTO "Person" ("id", "createdAt", "updatedAt", "fullName", "age", "score") VALUES ('u3', {now}, {now}, 'Ada', 1, 1)"#
+        )]).await;
+        assert!(duplicate.is_err(), "`fullName` is still unique");
+        // The directives stay in the model after the deploy; they change nothing any more.
+        assert_eq!(migrate_with(&db, &v2, &hints, Options::default()).await, Ok(Outcome::UpToDate));
+        // A type change other than to `String` takes the migration value.
+        let mut v3 = v2.clone();
+        v3.models[0].fields[4] = required(field("age", Kind::Float));
+        let err = migrate_to(&db, &v3, Options::default()).await.expect_err("ages exist");
+        assert_eq!(err.code, Some(2007));
+        let hints = Hints { values: vec![("Person".into(), "age".into(), json!(1.5))], ..Hints::default() };
+        assert!(matches!(migrate_with(&db, &v3, &hints, Options::default()).await, Ok(Outcome::Applied(_))));
+        assert_eq!(texts(&db, r#"SELECT CAST("age" AS TEXT) FROM "Person" ORDER BY "id""#).await, [Some("1.5".to_owned()), Some("1.5".to_owned())]);
     }
 }
