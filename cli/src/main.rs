@@ -1,0 +1,100 @@
+//! `svc`: the command line of svc. It scaffolds a service crate (`init`), builds it and brings the
+//! target's database and server up to date (`deploy`), and talks to the running service (`info`,
+//! `root-token`, `playground`, `logs`, `down`). See `docs/cli.md`.
+//!
+//! The CLI never touches a database itself: migrations run inside the service binary
+//! (`<binary> migrate`), which the CLI builds with cargo and then runs.
+
+mod commands;
+mod init;
+mod project;
+mod rc;
+mod server;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "svc",
+    version,
+    about = "Create, deploy and inspect svc services (GraphQL backends generated from a data model)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Create a new service crate in DIR (Cargo.toml, build.rs, src/, svc.yml, types.graphql).
+    Init {
+        /// Directory to create; it must not exist or be empty.
+        dir: PathBuf,
+        /// Crate name of the service; default: the directory's name.
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Build the service, migrate the target's database to its model and (re)start the local
+    /// server in the background.
+    Deploy(commands::DeployArgs),
+    /// Show the service's target, server state, endpoints and database.
+    Info {
+        #[command(flatten)]
+        target: commands::TargetArg,
+        /// Print the information as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the service's root tokens, or print the value of the one named NAME.
+    RootToken {
+        /// Name of a root token (from `rootTokens:` in svc.yml).
+        name: Option<String>,
+        #[command(flatten)]
+        target: commands::TargetArg,
+    },
+    /// Store a platform token (or a cluster's secret) in `~/.svcrc`.
+    Login(commands::LoginArgs),
+    /// Print the GraphQL playground's URL, or open it in a browser with `--web`.
+    Playground {
+        #[command(flatten)]
+        target: commands::TargetArg,
+        /// Open the URL in the default browser.
+        #[arg(short, long)]
+        web: bool,
+    },
+    /// Stop the local server started by `svc deploy`.
+    Down,
+    /// Print the local server's log (`.svc/server.log`).
+    Logs {
+        /// Print only the last N lines.
+        #[arg(long, value_name = "N")]
+        tail: Option<usize>,
+        /// Keep printing lines as they are written.
+        #[arg(short, long)]
+        follow: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Init { dir, name } => init::init(&dir, name.as_deref()),
+        Command::Deploy(args) => commands::deploy(&args),
+        Command::Info { target, json } => commands::info(&target, json),
+        Command::RootToken { name, target } => commands::root_token(&target, name.as_deref()),
+        Command::Login(args) => commands::login(&args),
+        Command::Playground { target, web } => commands::playground(&target, web),
+        Command::Down => commands::down(),
+        Command::Logs { tail, follow } => commands::logs(tail, follow),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
