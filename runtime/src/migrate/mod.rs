@@ -195,6 +195,13 @@ async fn within(
                     plan: Some(plan),
                 });
             }
+            if backend == Backend::Sqlite && foreign_keys_on(tx).await? {
+                // Rebuilding a table with enforcement on would cascade-delete its edges.
+                return Err(MigrationError::new(
+                    None,
+                    "the migration needs SQLite's foreign keys off, and they are on".to_owned(),
+                ));
+            }
             if let Err(mut e) = apply::apply(tx, backend, &old, target, hints, &plan).await {
                 e.plan = Some(plan);
                 return Err(e);
@@ -223,6 +230,21 @@ async fn within(
     }
     store(tx, db, target).await?;
     Ok((outcome, true))
+}
+
+/// Whether SQLite enforces foreign keys on the transaction's connection.
+async fn foreign_keys_on(tx: &DatabaseTransaction) -> Result<bool, MigrationError> {
+    let row = tx
+        .query_one_raw(sea_orm::Statement::from_string(
+            tx.get_database_backend(),
+            "PRAGMA foreign_keys".to_owned(),
+        ))
+        .await
+        .map_err(MigrationError::db)?;
+    Ok(match row {
+        Some(row) => row.try_get_by_index::<i64>(0).map_err(MigrationError::db)? != 0,
+        None => false,
+    })
 }
 
 /// The stored schema; `None` when there is none (or of another format).
