@@ -147,7 +147,9 @@ pub fn start(
                 read_from(&log_path, offset)
             ));
         }
-        if crate::commands::status_ok(port) {
+        // Its own first line, not just any server on the port (another service may hold it).
+        if read_from(&log_path, offset).contains("svc: serving") && crate::commands::status_ok(port)
+        {
             break;
         }
         if Instant::now() >= deadline {
