@@ -160,7 +160,10 @@ pub fn run<S: ServiceDef>() -> ExitCode {
                 Outcome::Created => println!("Created the tables of a new database."),
                 Outcome::UpToDate => println!("The database is up to date."),
                 Outcome::Planned(plan) => {
-                    println!("Planned changes (dry run, nothing was changed):\n{plan}")
+                    println!("Planned changes (dry run, nothing was changed):\n{plan}");
+                    if plan.is_destructive() && !force {
+                        println!("{}", migrate::DESTRUCTIVE);
+                    }
                 }
                 Outcome::Applied(plan) => println!("Applied:\n{plan}"),
             }
@@ -249,7 +252,11 @@ async fn platform_token<S: ServiceDef>(
     options: Options,
     expires_in: Option<i64>,
 ) -> Result<String, String> {
-    let (db, _) = open::<S>(options.database_url).await?;
+    // No migration here: a token must not change the database of a service not yet deployed.
+    let (db, _) = connect::<S>(options.database_url).await?;
+    db.execute_script(&ddl::base_statements(db.backend()))
+        .await
+        .map_err(|e| format!("cannot prepare the database: {e}"))?;
     let secret = service_secret(&db, options.secret.as_deref()).await?;
     let auth = Auth::new(String::new(), String::new(), S::META.models, &secret);
     auth.platform_token(expires_in).map_err(|e| e.message())

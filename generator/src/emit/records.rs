@@ -214,7 +214,7 @@ fn emit_record(model: &Model, ty: TypeId) -> TokenStream {
     let complex = if rels.is_empty() {
         quote!()
     } else {
-        quote!(complex)
+        quote!(complex,)
     };
     let resolvers = emit_relation_resolvers(model, ty, &rels);
     // Every scalar field is read-checked (reference §5.3); relation fields are not.
@@ -222,7 +222,7 @@ fn emit_record(model: &Model, ty: TypeId) -> TokenStream {
     quote! {
         #[doc = #doc]
         #[derive(::core::fmt::Debug, ::core::clone::Clone, #rt::async_graphql::SimpleObject)]
-        #[graphql(crate = #krate, name = #name, #complex, guard = #guard)]
+        #[graphql(crate = #krate, name = #name, #complex guard = #guard)]
         pub struct #ident {
             #(#struct_fields,)*
         }

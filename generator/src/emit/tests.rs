@@ -144,3 +144,48 @@ type Post @model {
         assert!(hints.contains(&expected), "{expected}\nnot in\n{hints}");
     }
 }
+
+/// Every `#[graphql(…)]` attribute of the records is a well-formed argument list, for a model
+/// with relations and for one without any (no stray commas).
+#[test]
+fn record_attributes_are_well_formed() {
+    use syn::punctuated::Punctuated;
+
+    let lone = r#"
+type User @model {
+  id: ID! @isUnique
+  name: String!
+}
+"#;
+    let mut sources = Sources::new();
+    let config = sources.add("svc.yml", SVC_YML);
+    let file = sources.add("types.graphql", lone);
+    let lone = match check(&sources, config, &[file]) {
+        Ok(model) => model,
+        Err(diagnostics) => panic!("{}", diagnostics.render(&sources)),
+    };
+    for model in [lone, minimal()] {
+        let code = super::records::emit(&model);
+        let file: syn::File = syn::parse2(code).unwrap_or_else(|e| panic!("{e}"));
+        let mut seen = 0;
+        let mut check_attrs = |attrs: &[syn::Attribute]| {
+            for attr in attrs.iter().filter(|a| a.path().is_ident("graphql")) {
+                attr.parse_args_with(Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated)
+                    .unwrap_or_else(|e| panic!("{}: {e}", quote::quote!(#attr)));
+                seen += 1;
+            }
+        };
+        for item in &file.items {
+            if let syn::Item::Mod(m) = item {
+                for inner in m.content.iter().flat_map(|(_, items)| items) {
+                    if let syn::Item::Struct(s) = inner {
+                        check_attrs(&s.attrs);
+                    }
+                }
+            } else if let syn::Item::Struct(s) = item {
+                check_attrs(&s.attrs);
+            }
+        }
+        assert!(seen > 0, "no record attributes found");
+    }
+}

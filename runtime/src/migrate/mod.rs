@@ -188,7 +188,8 @@ async fn within(
         Some(old) if old == *target => return Ok((Outcome::UpToDate, false)),
         Some(old) => {
             let plan = Plan::with_hints(&old, target, hints);
-            if plan.is_destructive() && !options.force {
+            // A dry run shows and checks destructive steps too; only applying needs `force`.
+            if plan.is_destructive() && !options.force && !options.dry_run {
                 return Err(MigrationError {
                     code: None,
                     message: DESTRUCTIVE.to_owned(),

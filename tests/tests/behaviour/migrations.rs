@@ -223,7 +223,11 @@ db_cases! {
         let refused = migrate_to(&db, &v2, Options::default()).await.expect_err("destructive");
         assert_eq!(refused.message, DESTRUCTIVE);
         assert_eq!(refused.plan.map(|p| p.lines()), Some(vec!["Remove the field `User.name`, with its values (destructive)".to_owned()]));
-        assert!(matches!(migrate_to(&db, &v2, Options { dry_run: true, force: true }).await, Ok(Outcome::Planned(_))));
+        // A dry run shows a destructive plan with or without `force`.
+        for force in [false, true] {
+            let planned = migrate_to(&db, &v2, Options { dry_run: true, force }).await;
+            assert!(matches!(&planned, Ok(Outcome::Planned(p)) if p.is_destructive()), "{planned:?}");
+        }
         assert_eq!(texts(&db, r#"SELECT "name" FROM "User""#).await, [Some("Ada".to_owned())], "nothing changed");
         let applied = migrate_to(&db, &v2, Options { dry_run: false, force: true }).await;
         assert!(matches!(applied, Ok(Outcome::Applied(_))), "{applied:?}");
