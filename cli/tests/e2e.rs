@@ -4,16 +4,15 @@
 //! `svc root-token` (its token must act as a root token: the template's `svc.yml` has no
 //! permissions, so anonymous mutations are denied), then an edit of the model (a field added,
 //! one removed): `deploy --dry-run` shows the plan and changes nothing, `deploy` refuses the
-//! destructive step, `deploy --force` applies it and keeps the other fields' data. One test runs
+//! destructive step, `deploy --force` applies it and keeps the other fields' data; then a field
+//! renamed with `@rename(oldName:)` and one made required with `@migrationValue` deploy without
+//! `--force` and keep every value. One test runs
 //! on SQLite, one on PostgreSQL (at 127.0.0.1:5432 or `SVC_TEST_POSTGRES_URL`; skipped with a
 //! notice when unreachable, except in CI where that fails).
 //!
 //! The generated services build in the same target directory as this test (`CARGO_TARGET_DIR`,
 //! else the workspace's `target/`) and start from a copy of the workspace's `Cargo.lock`, so only
 //! the small service crate is compiled by each deploy.
-//!
-//! TODO: renames (`@rename(oldName:)`, `@relation(oldName:)`) and `@migrationValue` are being
-//! built in the runtime and generator; add deploy steps for them here once they are.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -322,6 +321,39 @@ fn story(name: &str, database_url: Option<&str>) {
     // A deploy with nothing to change keeps the data too.
     let out = sandbox.ok(&dir, &deploy);
     assert!(out.contains("The database is up to date."), "{out}");
+
+    // Rename `name` with `@rename` and make `age` required with `@migrationValue`: neither is
+    // destructive, nothing is lost, and nodes without an age get the migration value.
+    let types = std::fs::read_to_string(dir.join("types.graphql")).expect("types.graphql");
+    let types = types
+        .replace(
+            "  name: String!\n",
+            "  fullName: String! @rename(oldName: \"name\")\n",
+        )
+        .replace(
+            "  age: Int\n",
+            "  age: Int! @migrationValue(value: \"18\")\n",
+        );
+    std::fs::write(dir.join("types.graphql"), types).expect("write types.graphql");
+    let out = sandbox.ok(&dir, &deploy);
+    assert!(
+        out.contains("Rename the field `User.name` to `fullName`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Change the field `User.age`: now required (nodes without a value set to its migration value 18)"),
+        "{out}"
+    );
+    let token = sandbox
+        .ok(&dir, &["root-token", "default"])
+        .trim()
+        .to_owned();
+    let renamed = query(&simple, Some(&token), "{ allUsers { fullName age } }");
+    assert_eq!(
+        renamed["data"]["allUsers"],
+        json!([{ "fullName": "Ada", "age": 18 }, { "fullName": "Grace", "age": 85 }]),
+        "{renamed}"
+    );
 
     // down stops the server.
     let out = sandbox.ok(&dir, &["down"]);
