@@ -400,4 +400,45 @@ db_cases! {
         assert!(matches!(migrate_with(&db, &v3, &hints, Options::default()).await, Ok(Outcome::Applied(_))));
         assert_eq!(texts(&db, r#"SELECT CAST("age" AS TEXT) FROM "Person" ORDER BY "id""#).await, [Some("1.5".to_owned()), Some("1.5".to_owned())]);
     }
+
+    /// `serve` brings the database to the compiled model as it starts: a plan without
+    /// destructive steps is applied, one with a destructive step stops the start with the
+    /// reference's message and changes nothing.
+    async fn serve_migrates_at_start(kind) {
+        let Some((guard, db)) = open(kind).await else { return };
+        let compiled = Schema::of(<example_model::Service as svc_runtime::ServiceDef>::META);
+        let spawn = |url: String| async move {
+            let options = svc_runtime::Options {
+                port: 0,
+                database_url: Some(url),
+                service_id: Some("migrating".into()),
+                alias: Some("migrating".into()),
+                secret: Some("svc-test-secret-0123456789abcdef".into()),
+                master_token: None,
+            };
+            tokio::task::spawn_blocking(move || svc_runtime::spawn::<example_model::Service>(options))
+                .await
+                .expect("the spawning thread panicked")
+        };
+        // The database was last migrated to an older model, without `Post.rating`.
+        let mut older = compiled.clone();
+        let post = older.models.iter_mut().find(|m| m.name == "Post").expect("Post");
+        post.fields.retain(|f| f.name != "rating");
+        migrate_to(&db, &older, Options::default()).await.expect("older");
+        assert!(!columns(&db, "Post").await.contains(&"rating".to_owned()));
+        let running = spawn(guard.url.clone()).await.expect("a safe plan is applied at start");
+        running.stop();
+        assert!(columns(&db, "Post").await.contains(&"rating".to_owned()));
+        assert_eq!(migrate_to(&db, &compiled, Options::default()).await, Ok(Outcome::UpToDate));
+        // Now the database has a field this build does not: removing it needs `migrate --force`.
+        let mut newer = compiled.clone();
+        let post = newer.models.iter_mut().find(|m| m.name == "Post").expect("Post");
+        post.fields.push(field("legacy", Kind::String));
+        migrate_to(&db, &newer, Options::default()).await.expect("newer");
+        let refused = spawn(guard.url.clone()).await.err().expect("a destructive plan stops the start");
+        assert!(refused.contains(DESTRUCTIVE), "{refused}");
+        assert!(refused.contains("Remove the field `Post.legacy`"), "{refused}");
+        assert!(columns(&db, "Post").await.contains(&"legacy".to_owned()), "nothing changed");
+        assert_eq!(migrate_to(&db, &newer, Options::default()).await, Ok(Outcome::UpToDate));
+    }
 }
