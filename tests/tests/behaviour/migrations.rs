@@ -139,12 +139,17 @@ async fn columns(db: &Db, table: &str) -> Vec<String> {
     texts(db, &sql).await.into_iter().flatten().collect()
 }
 
-async fn insert_user(db: &Db, id: &str, name: &str, age: Option<i32>) {
-    let age = age.map_or("NULL".to_owned(), |a| a.to_string());
-    let now = match db.backend() {
+/// A `createdAt`/`updatedAt` literal for raw inserts.
+fn timestamp(db: &Db) -> &'static str {
+    match db.backend() {
         svc_runtime::storage::Backend::Sqlite => "'2026-01-01T00:00:00.000Z'",
         svc_runtime::storage::Backend::Postgres => "'2026-01-01T00:00:00.000Z'::timestamptz",
-    };
+    }
+}
+
+async fn insert_user(db: &Db, id: &str, name: &str, age: Option<i32>) {
+    let age = age.map_or("NULL".to_owned(), |a| a.to_string());
+    let now = timestamp(db);
     db.execute_script(&[format!(
         "INSERT INTO \"User\" (\"id\", \"createdAt\", \"updatedAt\", \"name\", \"age\") VALUES ('{id}', {now}, {now}, '{name}', {age})"
     )])
@@ -281,10 +286,7 @@ db_cases! {
         );
         migrate_to(&db, &v1, Options::default()).await.expect("v1");
         insert_user(&db, "u1", "Ada", None).await;
-        let now = match db.backend() {
-            svc_runtime::storage::Backend::Sqlite => "'2026-01-01T00:00:00.000Z'",
-            svc_runtime::storage::Backend::Postgres => "'2026-01-01T00:00:00.000Z'::timestamptz",
-        };
+        let now = timestamp(&db);
         db.execute_script(&[
             format!(r#"INSERT INTO "Post" ("id", "createdAt", "updatedAt", "title") VALUES ('p1', {now}, {now}, 'one'), ('p2', {now}, {now}, 'two'), ('p3', {now}, {now}, 'three')"#),
             r#"INSERT INTO "_UserPosts" ("id", "A", "B") VALUES ('e1', 'u1', 'p1'), ('e2', 'u1', 'p2')"#.to_owned(),
@@ -343,10 +345,7 @@ db_cases! {
         migrate_to(&db, &v1, Options::default()).await.expect("v1");
         insert_user(&db, "u1", "Ada", None).await;
         insert_user(&db, "u2", "Bob", Some(3)).await;
-        let now = match db.backend() {
-            svc_runtime::storage::Backend::Sqlite => "'2026-01-01T00:00:00.000Z'",
-            svc_runtime::storage::Backend::Postgres => "'2026-01-01T00:00:00.000Z'::timestamptz",
-        };
+        let now = timestamp(&db);
         db.execute_script(&[
             format!(r#"INSERT INTO "Post" ("id", "createdAt", "updatedAt", "title") VALUES ('p1', {now}, {now}, 'one')"#),
             r#"INSERT INTO "_UserPosts" ("id", "A", "B") VALUES ('e1', 'u1', 'p1')"#.to_owned(),
