@@ -174,6 +174,16 @@ fn run(
     Err(diags)
 }
 
+/// A model from one types file (`t.graphql`, with `svc.yml` naming only it), through the whole
+/// front end; panics with the rendered diagnostics. For tests.
+#[cfg(test)]
+pub(crate) fn model_from_sdl(types: &str) -> Valid<Model> {
+    let mut sources = Sources::new();
+    let config = sources.add("svc.yml", "types: t.graphql\n");
+    let file = sources.add("t.graphql", types);
+    check(&sources, config, &[file]).unwrap_or_else(|d| panic!("{}", d.render(&sources)))
+}
+
 /// A short, platform-independent reason (OS messages differ between systems, and rendered
 /// diagnostics are compared byte for byte in tests).
 fn io_reason(err: &std::io::Error) -> String {

@@ -820,14 +820,7 @@ mod tests {
         assert_eq!(BATCH_PAYLOAD_TYPE, "_BatchPayload");
     }
 
-    /// A model from SDL, through the whole front end.
-    fn model(types: &str) -> crate::model::Valid<Model> {
-        let mut sources = crate::source::Sources::new();
-        let config = sources.add("svc.yml", "types: t.graphql\n");
-        let file = sources.add("t.graphql", types);
-        crate::frontend::check(&sources, config, &[file])
-            .unwrap_or_else(|d| panic!("{}", d.render(&sources)))
-    }
+    use crate::frontend::model_from_sdl as model;
 
     /// Reference §2.7's example: `addToAuthorPosts(authorUserId: ID!, postsPostId: ID!):
     /// AddToAuthorPostsPayload { authorUser postsPost }`, where `Post.author` is side A.

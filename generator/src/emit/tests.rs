@@ -3,7 +3,7 @@
 
 use proc_macro2::TokenStream;
 
-use crate::frontend::check;
+use crate::frontend::{check, model_from_sdl};
 use crate::model::{Model, Valid};
 use crate::source::Sources;
 
@@ -114,13 +114,7 @@ type Post @model {
   author: Person @relation(name: "Authorship")
 }
 "#;
-    let mut sources = Sources::new();
-    let config = sources.add("svc.yml", SVC_YML);
-    let file = sources.add("types.graphql", types);
-    let model = match check(&sources, config, &[file]) {
-        Ok(model) => model,
-        Err(diagnostics) => panic!("{}", diagnostics.render(&sources)),
-    };
+    let model = model_from_sdl(types);
     let code = pretty(super::service::emit(&model));
     let hints = code
         .split("migration_hints: &[")
@@ -157,14 +151,7 @@ type User @model {
   name: String!
 }
 "#;
-    let mut sources = Sources::new();
-    let config = sources.add("svc.yml", SVC_YML);
-    let file = sources.add("types.graphql", lone);
-    let lone = match check(&sources, config, &[file]) {
-        Ok(model) => model,
-        Err(diagnostics) => panic!("{}", diagnostics.render(&sources)),
-    };
-    for model in [lone, minimal()] {
+    for model in [model_from_sdl(lone), minimal()] {
         let code = super::records::emit(&model);
         let file: syn::File = syn::parse2(code).unwrap_or_else(|e| panic!("{e}"));
         let mut seen = 0;

@@ -166,13 +166,7 @@ fn filter_suffixes(f: &Field) -> &'static [&'static str] {
 mod tests {
     use super::*;
 
-    fn model(types: &str) -> crate::model::Valid<Model> {
-        let mut sources = crate::source::Sources::new();
-        let config = sources.add("svc.yml", "types: t.graphql\n");
-        let file = sources.add("t.graphql", types);
-        crate::frontend::check(&sources, config, &[file])
-            .unwrap_or_else(|d| panic!("{}", d.render(&sources)))
-    }
+    use crate::frontend::model_from_sdl as model;
 
     #[test]
     fn sdl_of_a_small_model() {

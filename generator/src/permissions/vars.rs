@@ -156,10 +156,7 @@ mod tests {
     use crate::model::RelationId;
 
     fn model() -> crate::model::Valid<Model> {
-        let mut sources = crate::source::Sources::new();
-        let config = sources.add("svc.yml", "types: t.graphql\n");
-        let file = sources.add(
-            "t.graphql",
+        crate::frontend::model_from_sdl(
             r#"enum Mood { HAPPY SAD }
                type Post @model {
                  id: ID! @isUnique
@@ -174,9 +171,7 @@ mod tests {
                  id: ID! @isUnique
                  posts: [Post!]! @relation(name: "UserPosts")
                }"#,
-        );
-        crate::frontend::check(&sources, config, &[file])
-            .unwrap_or_else(|d| panic!("{}", d.render(&sources)))
+        )
     }
 
     fn render(model: &Model, target: PermissionTarget) -> Vec<String> {

@@ -6,7 +6,7 @@ use sea_orm::{ConnectionTrait, DatabaseTransaction};
 
 use super::MigrationError;
 use super::plan::{FieldChange, Plan, Step};
-use super::schema::{Field, Hints, Model, Schema};
+use super::schema::{Field, Model, Schema};
 use crate::meta::Kind;
 use crate::storage::Backend;
 use crate::storage::ddl::{self, quote};
@@ -15,24 +15,23 @@ use crate::storage::ddl::{self, quote};
 pub(super) async fn apply(
     tx: &DatabaseTransaction,
     backend: Backend,
-    old: &Schema,
+    renamed: &Schema,
     new: &Schema,
-    hints: &Hints,
     plan: &Plan,
 ) -> Result<(), MigrationError> {
-    // Renames first, so the checks and the other steps see the new names.
-    let (renamed, _) = super::plan::renamed(old, new, hints);
+    // Renames first, so the checks and the other steps see the new names (`renamed` is the
+    // stored schema with them made).
     for step in &plan.steps {
         if step.is_rename() {
-            run(tx, statements(backend, &renamed, new, step)).await?;
+            run(tx, statements(backend, renamed, new, step)).await?;
         }
     }
     for step in &plan.steps {
-        check(tx, &renamed, new, step).await?;
+        check(tx, renamed, new, step).await?;
     }
     for step in &plan.steps {
         if !step.is_rename() {
-            run(tx, statements(backend, &renamed, new, step)).await?;
+            run(tx, statements(backend, renamed, new, step)).await?;
         }
     }
     Ok(())
@@ -63,6 +62,11 @@ async fn count(tx: &DatabaseTransaction, sql: String) -> Result<i64, MigrationEr
     }
 }
 
+/// `SELECT COUNT(*) FROM <from>`.
+async fn count_in(tx: &DatabaseTransaction, from: String) -> Result<i64, MigrationError> {
+    count(tx, format!("SELECT COUNT(*) FROM {from}")).await
+}
+
 /// The data checks of one step.
 async fn check(
     tx: &DatabaseTransaction,
@@ -76,154 +80,165 @@ async fn check(
             changes,
             required_relations,
         } => {
-            let table = quote(name);
-            let nodes = count(tx, format!("SELECT COUNT(*) FROM {table}")).await?;
+            let nodes = count_in(tx, quote(name)).await?;
             for change in changes {
-                match change {
-                    FieldChange::Add {
-                        field: f,
-                        value: None,
-                    } if f.required && f.default.is_none() && nodes > 0 => {
-                        return Err(MigrationError::needs_value(&f.name));
-                    }
-                    FieldChange::Change { from, to, value } => {
-                        let col = quote(&from.name);
-                        let valued = value.is_some();
-                        if !from.same_storage(to) && !converts_to_text(from, to) && !valued {
-                            let set = count(
-                                tx,
-                                format!("SELECT COUNT(*) FROM {table} WHERE {col} IS NOT NULL"),
-                            )
-                            .await?;
-                            if set > 0 {
-                                return Err(MigrationError::needs_value(&to.name));
-                            }
-                        }
-                        if to.required && !from.required && !valued {
-                            let missing = count(
-                                tx,
-                                format!("SELECT COUNT(*) FROM {table} WHERE {col} IS NULL"),
-                            )
-                            .await?;
-                            if missing > 0 {
-                                return Err(MigrationError::needs_value(&to.name));
-                            }
-                        }
-                        if from.same_storage(to) && to.kind == Kind::Enum {
-                            for value in from
-                                .enum_values
-                                .iter()
-                                .filter(|v| !to.enum_values.contains(v))
-                            {
-                                let uses = if to.list {
-                                    format!("{col} LIKE '%\"{}\"%'", value.replace('\'', "''"))
-                                } else {
-                                    format!("{col} = '{}'", value.replace('\'', "''"))
-                                };
-                                let n =
-                                    count(tx, format!("SELECT COUNT(*) FROM {table} WHERE {uses}"))
-                                        .await?;
-                                if n > 0 {
-                                    return Err(MigrationError::new(
-                                        None,
-                                        format!(
-                                            "The value `{value}` cannot be removed from the field `{}`, because {n} nodes of `{name}` use it.",
-                                            to.name
-                                        ),
-                                    ));
-                                }
-                            }
-                        }
-                        if to.unique && !from.unique {
-                            let dup = count(
-                                tx,
-                                format!(
-                                    "SELECT COUNT(*) FROM (SELECT {col} FROM {table} WHERE {col} IS NOT NULL GROUP BY {col} HAVING COUNT(*) > 1) AS d"
-                                ),
-                            )
-                            .await?;
-                            if dup > 0 {
-                                return Err(MigrationError::new(
-                                    None,
-                                    format!(
-                                        "The field `{}` cannot be made unique, because several nodes of `{name}` share a value.",
-                                        to.name
-                                    ),
-                                ));
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                check_field(tx, name, nodes, change).await?;
             }
             if nodes == 0 {
                 return Ok(());
             }
             for (field, relation) in required_relations {
-                let Some(rel) = new.relation(relation) else {
+                check_required_relation(tx, old, new, name, nodes, field, relation).await?;
+            }
+            Ok(())
+        }
+        Step::AlterRelation { from, to } => {
+            let join = quote(&to.table);
+            for ((column, was_unique), (_, unique)) in ddl::relation_columns(from)
+                .into_iter()
+                .zip(ddl::relation_columns(to))
+            {
+                if !unique || was_unique {
                     continue;
-                };
-                // A relation that is new (or re-created) has no edges yet.
-                let kept = old
-                    .relation(relation)
-                    .is_some_and(|was| was.a == rel.a && was.b == rel.b && was.table == rel.table);
-                let lacking = if kept {
-                    let join = quote(&rel.table);
-                    let cond = match (rel.a == *name, rel.b == *name) {
-                        (true, true) => "(j.\"A\" = m.\"id\" OR j.\"B\" = m.\"id\")",
-                        (true, false) => "j.\"A\" = m.\"id\"",
-                        _ => "j.\"B\" = m.\"id\"",
-                    };
-                    count(
-                        tx,
-                        format!(
-                            "SELECT COUNT(*) FROM {table} AS m WHERE NOT EXISTS (SELECT 1 FROM {join} AS j WHERE {cond})"
-                        ),
-                    )
-                    .await?
-                } else {
-                    nodes
-                };
-                if lacking > 0 {
+                }
+                let n = count_in(
+                    tx,
+                    format!("(SELECT \"{column}\" FROM {join} GROUP BY \"{column}\" HAVING COUNT(*) > 1) AS d"),
+                )
+                .await?;
+                if n > 0 {
                     return Err(MigrationError::new(
-                        Some(2052),
+                        Some(2031),
                         format!(
-                            "The relation field `{field}` cannot be made required, because there are already instances of the enclosing type that violate this constraint."
+                            "The relation `{}` cannot become to-one, because {n} nodes already have more than one related node.",
+                            to.name
                         ),
                     ));
                 }
             }
             Ok(())
         }
-        Step::AlterRelation { from, to } => {
-            for ((column, was_unique), (_, unique)) in ddl::relation_columns(from)
-                .into_iter()
-                .zip(ddl::relation_columns(to))
-            {
-                if unique && !was_unique {
-                    let join = quote(&to.table);
-                    let n = count(
-                        tx,
-                        format!(
-                            "SELECT COUNT(*) FROM (SELECT \"{column}\" FROM {join} GROUP BY \"{column}\" HAVING COUNT(*) > 1) AS d"
-                        ),
-                    )
-                    .await?;
-                    if n > 0 {
-                        return Err(MigrationError::new(
-                            Some(2031),
-                            format!(
-                                "The relation `{}` cannot become to-one, because {n} nodes already have more than one related node.",
-                                to.name
-                            ),
-                        ));
-                    }
-                }
-            }
-            Ok(())
-        }
         _ => Ok(()),
     }
+}
+
+/// The data checks of one field change on model `name`, which holds `nodes` nodes.
+async fn check_field(
+    tx: &DatabaseTransaction,
+    name: &str,
+    nodes: i64,
+    change: &FieldChange,
+) -> Result<(), MigrationError> {
+    let table = quote(name);
+    let (from, to, valued) = match change {
+        FieldChange::Add { field, value } => {
+            if field.required && field.default.is_none() && value.is_none() && nodes > 0 {
+                return Err(MigrationError::needs_value(&field.name));
+            }
+            return Ok(());
+        }
+        FieldChange::Remove(_) => return Ok(()),
+        FieldChange::Change { from, to, value } => (from, to, value.is_some()),
+    };
+    let col = quote(&from.name);
+    let rows_where = |cond: String| count_in(tx, format!("{table} WHERE {cond}"));
+    if !from.same_storage(to)
+        && !converts_to_text(from, to)
+        && !valued
+        && rows_where(format!("{col} IS NOT NULL")).await? > 0
+    {
+        return Err(MigrationError::needs_value(&to.name));
+    }
+    if to.required && !from.required && !valued && rows_where(format!("{col} IS NULL")).await? > 0 {
+        return Err(MigrationError::needs_value(&to.name));
+    }
+    if from.same_storage(to) && to.kind == Kind::Enum {
+        for value in from
+            .enum_values
+            .iter()
+            .filter(|v| !to.enum_values.contains(v))
+        {
+            let literal = value.replace('\'', "''");
+            let uses = if to.list {
+                format!("{col} LIKE '%\"{literal}\"%'")
+            } else {
+                format!("{col} = '{literal}'")
+            };
+            let n = rows_where(uses).await?;
+            if n > 0 {
+                return Err(MigrationError::new(
+                    None,
+                    format!(
+                        "The value `{value}` cannot be removed from the field `{}`, because {n} nodes of `{name}` use it.",
+                        to.name
+                    ),
+                ));
+            }
+        }
+    }
+    if to.unique && !from.unique {
+        let shared = count_in(
+            tx,
+            format!("(SELECT {col} FROM {table} WHERE {col} IS NOT NULL GROUP BY {col} HAVING COUNT(*) > 1) AS d"),
+        )
+        .await?;
+        if shared > 0 {
+            return Err(MigrationError::new(
+                None,
+                format!(
+                    "The field `{}` cannot be made unique, because several nodes of `{name}` share a value.",
+                    to.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// 2052: every node of `name` (which holds `nodes`) needs a partner through `relation`.
+async fn check_required_relation(
+    tx: &DatabaseTransaction,
+    old: &Schema,
+    new: &Schema,
+    name: &str,
+    nodes: i64,
+    field: &str,
+    relation: &str,
+) -> Result<(), MigrationError> {
+    let Some(rel) = new.relation(relation) else {
+        return Ok(());
+    };
+    // A relation that is new (or re-created) has no edges yet.
+    let kept = old
+        .relation(relation)
+        .is_some_and(|was| was.a == rel.a && was.b == rel.b && was.table == rel.table);
+    let lacking = if kept {
+        let cond = match (rel.a == name, rel.b == name) {
+            (true, true) => "(j.\"A\" = m.\"id\" OR j.\"B\" = m.\"id\")",
+            (true, false) => "j.\"A\" = m.\"id\"",
+            _ => "j.\"B\" = m.\"id\"",
+        };
+        count_in(
+            tx,
+            format!(
+                "{} AS m WHERE NOT EXISTS (SELECT 1 FROM {} AS j WHERE {cond})",
+                quote(name),
+                quote(&rel.table)
+            ),
+        )
+        .await?
+    } else {
+        nodes
+    };
+    if lacking > 0 {
+        return Err(MigrationError::new(
+            Some(2052),
+            format!(
+                "The relation field `{field}` cannot be made required, because there are already instances of the enclosing type that violate this constraint."
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A type change that keeps the values: anything to a single `String`.
@@ -452,10 +467,7 @@ fn alter(after: &Model, changes: &[FieldChange]) -> Vec<String> {
 fn text_of(from: &Field, backend: Backend) -> String {
     let col = quote(&from.name);
     let text = match (from.kind, backend) {
-        (Kind::Boolean, Backend::Sqlite) => {
-            format!("CASE WHEN {col} IS NULL THEN NULL WHEN {col} THEN 'true' ELSE 'false' END")
-        }
-        (Kind::Boolean, Backend::Postgres) => {
+        (Kind::Boolean, _) => {
             format!("CASE WHEN {col} IS NULL THEN NULL WHEN {col} THEN 'true' ELSE 'false' END")
         }
         (Kind::DateTime, Backend::Postgres) => {

@@ -187,7 +187,7 @@ async fn within(
         }
         Some(old) if old == *target => return Ok((Outcome::UpToDate, false)),
         Some(old) => {
-            let plan = Plan::with_hints(&old, target, hints);
+            let (plan, renamed) = Plan::prepare(&old, target, hints);
             // A dry run shows and checks destructive steps too; only applying needs `force`.
             if plan.is_destructive() && !options.force && !options.dry_run {
                 return Err(MigrationError {
@@ -203,7 +203,7 @@ async fn within(
                     "the migration needs SQLite's foreign keys off, and they are on".to_owned(),
                 ));
             }
-            if let Err(mut e) = apply::apply(tx, backend, &old, target, hints, &plan).await {
+            if let Err(mut e) = apply::apply(tx, backend, &renamed, target, &plan).await {
                 e.plan = Some(plan);
                 return Err(e);
             }

@@ -80,8 +80,14 @@ impl Plan {
     /// The steps that turn `old` into `new`, following the model's renames and migration
     /// values. A rename applies only while the stored schema still has the old name.
     pub fn with_hints(old: &Schema, new: &Schema, hints: &Hints) -> Plan {
-        let (old, mut steps) = renamed(old, new, hints);
-        let old = &old;
+        Plan::prepare(old, new, hints).0
+    }
+
+    /// The plan, and `old` with its renames made (what the steps after the renames start
+    /// from).
+    pub(super) fn prepare(old: &Schema, new: &Schema, hints: &Hints) -> (Plan, Schema) {
+        let (renamed, mut steps) = renamed(old, new, hints);
+        let old = &renamed;
         // Relations removed, or whose types changed (re-created below).
         for rel in &old.relations {
             match new.relation(&rel.name) {
@@ -153,7 +159,7 @@ impl Plan {
                 _ => steps.push(Step::CreateRelation(rel.clone())),
             }
         }
-        Plan { steps }
+        (Plan { steps }, renamed)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -368,7 +374,7 @@ impl fmt::Display for Plan {
 
 /// The rename steps the hints call for, and `old` with those renames made, so the rest of the
 /// plan compares like with like.
-pub(super) fn renamed(old: &Schema, new: &Schema, hints: &Hints) -> (Schema, Vec<Step>) {
+fn renamed(old: &Schema, new: &Schema, hints: &Hints) -> (Schema, Vec<Step>) {
     let mut old = old.clone();
     let mut steps = Vec::new();
     for (to, from) in &hints.models {
