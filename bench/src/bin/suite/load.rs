@@ -1,0 +1,355 @@
+//! Measuring one cell (a query on a server): fixed concurrency, a warm-up, then a fixed window
+//! in which every request's latency is kept. Every response is checked; the first error ends
+//! the cell, which is then reported as failed.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::data::Rng;
+use crate::targets::{Expect, Ids, Kind, Query, variables};
+
+/// The SQL statement count header of svc responses.
+const STATEMENTS_HEADER: &str = "svc-sql-statements";
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub clients: usize,
+    pub warmup: Duration,
+    pub measure: Duration,
+}
+
+/// The result of one cell.
+#[derive(Debug, Default, Clone)]
+pub struct Cell {
+    /// Requests (or pgbench transactions) per second.
+    pub rate: f64,
+    pub p50: Duration,
+    pub p99: Duration,
+    pub requests: usize,
+    /// Every request that succeeded, warm-up included (what the server's CPU time covers).
+    pub all_requests: usize,
+    /// CPU time of the server process per request, when its process id is known.
+    pub cpu_per_request: Option<Duration>,
+    /// SQL statements per request: the smallest and largest value seen.
+    pub statements: Option<(u64, u64)>,
+    pub failure: Option<String>,
+}
+
+impl Cell {
+    pub fn failed(message: impl Into<String>) -> Cell {
+        Cell {
+            failure: Some(message.into()),
+            ..Cell::default()
+        }
+    }
+
+    fn from_latencies(mut latencies: Vec<Duration>, window: Duration) -> Cell {
+        latencies.sort_unstable();
+        let pct = |p: f64| {
+            latencies
+                .get(((latencies.len() as f64 - 1.0) * p).round() as usize)
+                .copied()
+                .unwrap_or_default()
+        };
+        Cell {
+            rate: latencies.len() as f64 / window.as_secs_f64().max(1e-9),
+            p50: pct(0.50),
+            p99: pct(0.99),
+            requests: latencies.len(),
+            all_requests: latencies.len(),
+            cpu_per_request: None,
+            statements: None,
+            failure: None,
+        }
+    }
+}
+
+/// A GraphQL server under test.
+#[derive(Debug)]
+pub struct HttpTarget {
+    pub kind: Kind,
+    pub url: String,
+    pub token: Option<String>,
+    pub ids: Ids,
+}
+
+/// Sends one GraphQL request; returns `data` and the statement count header. HTTP failures and
+/// GraphQL errors are errors.
+pub async fn send(
+    client: &reqwest::Client,
+    url: &str,
+    token: Option<&str>,
+    query: &str,
+    variables: &Value,
+) -> Result<(Value, Option<u64>), String> {
+    let mut request = client
+        .post(url)
+        .json(&json!({ "query": query, "variables": variables }));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let res = request
+        .send()
+        .await
+        .map_err(|e| format!("request failed: {e}"))?;
+    let status = res.status();
+    let statements = res
+        .headers()
+        .get(STATEMENTS_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok());
+    let bytes = res
+        .bytes()
+        .await
+        .map_err(|e| format!("reading the response failed: {e}"))?;
+    let body: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        format!(
+            "HTTP {status}, not JSON ({e}): {}",
+            String::from_utf8_lossy(&bytes[..bytes.len().min(300)])
+        )
+    })?;
+    if let Some(errors) = body.get("errors").filter(|e| !e.is_null()) {
+        return Err(format!("GraphQL errors: {errors}"));
+    }
+    if !status.is_success() {
+        return Err(format!("HTTP {status}: {body}"));
+    }
+    match body.get("data") {
+        Some(data) if !data.is_null() => Ok((data.clone(), statements)),
+        _ => Err(format!("no data: {body}")),
+    }
+}
+
+/// Runs `query` against `target` from `settings.clients` concurrent loops.
+pub async fn http(
+    client: &reqwest::Client,
+    target: &Arc<HttpTarget>,
+    query: Query,
+    expect: &Arc<Expect>,
+    settings: &Settings,
+    run: &Arc<str>,
+    counter: &Arc<AtomicU64>,
+) -> Cell {
+    let Some(document) = target.kind.document(query) else {
+        return Cell::failed("no GraphQL document for this server");
+    };
+    let document: Arc<str> = document.into();
+    let start = Instant::now();
+    let from = start + settings.warmup;
+    let until = from + settings.measure;
+    let stop = Arc::new(AtomicBool::new(false));
+    let failure = Arc::new(Mutex::new(None::<String>));
+    let mut tasks = Vec::new();
+    for c in 0..settings.clients {
+        let (client, target, expect) = (client.clone(), target.clone(), expect.clone());
+        let (document, run, counter) = (document.clone(), run.clone(), counter.clone());
+        let (stop, failure) = (stop.clone(), failure.clone());
+        let mut rng = Rng(0xB5E_0000 + (query.number() * 1000 + c) as u64);
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            let mut statements: Option<(u64, u64)> = None;
+            let mut last = from;
+            let mut completed = 0usize;
+            loop {
+                let t = Instant::now();
+                if t >= until || stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let n = counter.fetch_add(1, Ordering::Relaxed);
+                let vars = variables(query, &target.ids, n, &run, |k| rng.below(k));
+                let result = send(
+                    &client,
+                    &target.url,
+                    target.token.as_deref(),
+                    &document,
+                    &vars,
+                )
+                .await
+                .and_then(|(data, s)| {
+                    target.kind.check(query, &vars, &data, &expect)?;
+                    Ok(s)
+                });
+                let done = Instant::now();
+                completed += usize::from(result.is_ok());
+                match result {
+                    Ok(s) if t >= from => {
+                        latencies.push(done - t);
+                        last = last.max(done);
+                        if let Some(s) = s {
+                            statements =
+                                Some(statements.map_or((s, s), |(lo, hi)| (lo.min(s), hi.max(s))));
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        stop.store(true, Ordering::Relaxed);
+                        failure.lock().unwrap().get_or_insert(e);
+                        break;
+                    }
+                }
+            }
+            (latencies, statements, last, completed)
+        }));
+    }
+    let mut all = Vec::new();
+    let mut statements: Option<(u64, u64)> = None;
+    let mut end = from;
+    let mut completed = 0;
+    for task in tasks {
+        match task.await {
+            Ok((latencies, s, last, n)) => {
+                all.extend(latencies);
+                completed += n;
+                end = end.max(last);
+                if let Some((lo, hi)) = s {
+                    statements = Some(statements.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+                }
+            }
+            Err(e) => return Cell::failed(format!("a client task failed: {e}")),
+        }
+    }
+    if let Some(e) = failure.lock().unwrap().take() {
+        return Cell::failed(e);
+    }
+    if all.is_empty() {
+        return Cell::failed("no request completed in the measured window");
+    }
+    let mut cell = Cell::from_latencies(all, end - from);
+    cell.statements = statements;
+    cell.all_requests = completed;
+    cell
+}
+
+/// Runs a pgbench script: a warm-up run, then a measured run whose per-transaction log gives
+/// the latencies. pgbench's own tps (without connection time) is the rate.
+pub async fn pgbench(
+    conninfo: &str,
+    script: &Path,
+    settings: &Settings,
+    log_dir: &Path,
+    tag: &str,
+    defines: &[String],
+) -> Cell {
+    let text = match std::fs::read_to_string(script) {
+        Ok(text) => text,
+        Err(e) => return Cell::failed(format!("cannot read {}: {e}", script.display())),
+    };
+    let statements = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with("--") && !l.starts_with('\\') && l.ends_with(';'))
+        .count() as u64;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(settings.clients);
+    let base = |seconds: Duration| {
+        let mut cmd = tokio::process::Command::new("pgbench");
+        cmd.args(["-n", "-M", "prepared"])
+            .arg(format!("-c{}", settings.clients))
+            .arg(format!("-j{threads}"))
+            .arg(format!(
+                "-T{}",
+                seconds.as_secs_f64().ceil().max(1.0) as u64
+            ))
+            .args(defines.iter().map(|d| format!("-D{d}")))
+            .arg("-f")
+            .arg(script)
+            .kill_on_drop(true);
+        cmd
+    };
+    if !settings.warmup.is_zero() {
+        let out = base(settings.warmup).arg(conninfo).output().await;
+        if let Err(e) = check_pgbench(out) {
+            return Cell::failed(e);
+        }
+    }
+    let prefix = log_dir.join(tag);
+    let out = base(settings.measure)
+        .arg("-l")
+        .arg(format!("--log-prefix={}", prefix.display()))
+        .arg(conninfo)
+        .output()
+        .await;
+    let stdout = match check_pgbench(out) {
+        Ok(stdout) => stdout,
+        Err(e) => return Cell::failed(e),
+    };
+    let tps = stdout
+        .lines()
+        .find(|l| l.starts_with("tps = "))
+        .and_then(|l| l["tps = ".len()..].split_whitespace().next())
+        .and_then(|v| v.parse::<f64>().ok());
+    let Some(tps) = tps else {
+        return Cell::failed(format!("no tps in pgbench's output: {stdout}"));
+    };
+    let latencies = match read_pgbench_logs(log_dir, tag) {
+        Ok(l) if !l.is_empty() => l,
+        Ok(_) => return Cell::failed("pgbench logged no transaction"),
+        Err(e) => return Cell::failed(e),
+    };
+    let mut cell = Cell::from_latencies(latencies, Duration::from_secs(1));
+    cell.rate = tps;
+    cell.statements = Some((statements, statements));
+    cell
+}
+
+/// pgbench's stdout when it succeeded with no failed transaction.
+fn check_pgbench(out: std::io::Result<std::process::Output>) -> Result<String, String> {
+    let out = out.map_err(|e| format!("cannot run pgbench: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        return Err(format!(
+            "pgbench failed ({}): {stderr} {stdout}",
+            out.status
+        ));
+    }
+    let failed = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("number of failed transactions: "))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse::<u64>().ok());
+    if failed.unwrap_or(0) > 0 {
+        return Err(format!("pgbench: failed transactions: {stdout}"));
+    }
+    Ok(stdout)
+}
+
+/// Latencies from pgbench's per-transaction logs (`<tag>.<pid>[.<thread>]`, the third field is
+/// the transaction's time in microseconds).
+fn read_pgbench_logs(dir: &Path, tag: &str) -> Result<Vec<Duration>, String> {
+    let mut out = Vec::new();
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().starts_with(&format!("{tag}.")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path())
+            .map_err(|e| format!("{}: {e}", entry.path().display()))?;
+        out.extend(text.lines().filter_map(|l| {
+            l.split_whitespace()
+                .nth(2)
+                .and_then(|v| v.parse::<u64>().ok())
+                .map(Duration::from_micros)
+        }));
+    }
+    Ok(out)
+}
+
+/// CPU time (user and system) a process has used so far, from `/proc/<pid>/stat`.
+pub fn process_cpu(pid: u32, ticks_per_second: u64) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name, which is in parentheses and may hold spaces:
+    // state is field 3, utime and stime are fields 14 and 15.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_secs_f64(
+        ticks as f64 / ticks_per_second.max(1) as f64,
+    ))
+}

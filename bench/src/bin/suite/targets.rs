@@ -1,0 +1,308 @@
+//! The servers under test and, for each, the five logical queries spelt in its API, with the
+//! check every response must pass.
+
+use serde_json::{Value, json};
+
+use crate::data::{FILTER_TITLE_CONTAINS, FILTER_VOTES_GT, POSTS_PER_USER};
+
+/// The five logical queries, in the order they run (the create runs last so the reads see
+/// the loaded data set only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Query {
+    List,
+    ById,
+    Nested,
+    Filter,
+    Create,
+}
+
+impl Query {
+    pub const ALL: [Query; 5] = [
+        Query::List,
+        Query::ById,
+        Query::Nested,
+        Query::Filter,
+        Query::Create,
+    ];
+
+    pub fn number(self) -> usize {
+        self as usize + 1
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Query::List => "100 posts, 5 fields, by id",
+            Query::ById => "one post by id",
+            Query::Nested => "10 users × 10 posts",
+            Query::Filter => "filtered list + count",
+            Query::Create => "create a post",
+        }
+    }
+}
+
+/// What a server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The svc example service (Simple API), on SQLite or PostgreSQL.
+    SvcSqlite,
+    SvcPostgres,
+    PostGraphile4,
+    PostGraphile5,
+    /// pgbench running hand-written SQL on the peers' conventional schema.
+    Sql,
+}
+
+impl Kind {
+    pub fn parse(name: &str) -> Option<Kind> {
+        Some(match name {
+            "svc-sqlite" => Kind::SvcSqlite,
+            "svc-postgres" => Kind::SvcPostgres,
+            "postgraphile4" => Kind::PostGraphile4,
+            "postgraphile5" => Kind::PostGraphile5,
+            "sql" => Kind::Sql,
+            _ => return None,
+        })
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::SvcSqlite => "svc (SQLite)",
+            Kind::SvcPostgres => "svc (PostgreSQL)",
+            Kind::PostGraphile4 => "PostGraphile 4",
+            Kind::PostGraphile5 => "PostGraphile 5",
+            Kind::Sql => "raw SQL (pgbench)",
+        }
+    }
+
+    pub fn is_svc(self) -> bool {
+        matches!(self, Kind::SvcSqlite | Kind::SvcPostgres)
+    }
+
+    /// The GraphQL document of `query`; `None` for the SQL target.
+    pub fn document(self, query: Query) -> Option<String> {
+        let filter_svc = format!(
+            r#"{{votes_gt: {FILTER_VOTES_GT}, title_contains: "{FILTER_TITLE_CONTAINS}"}}"#
+        );
+        let filter_pg = format!(
+            r#"{{votes: {{greaterThan: {FILTER_VOTES_GT}}}, title: {{includesInsensitive: "{FILTER_TITLE_CONTAINS}"}}}}"#
+        );
+        let id = self.id_field();
+        Some(match (self, query) {
+            (Kind::Sql, _) => return None,
+            (_, Query::List) if self.is_svc() => {
+                "{ allPosts(first: 100, orderBy: id_ASC) { id slug title votes createdAt } }".into()
+            }
+            (_, Query::List) => format!(
+                "{{ allPosts(first: 100, orderBy: PRIMARY_KEY_ASC) {{ nodes {{ {id} slug title votes createdAt }} }} }}"
+            ),
+            (_, Query::ById) if self.is_svc() => {
+                "query ($id: ID!) { Post(id: $id) { id slug title votes createdAt } }".into()
+            }
+            (_, Query::ById) => format!(
+                "query ($id: Int!) {{ {}({id}: $id) {{ {id} slug title votes createdAt }} }}",
+                self.by_id_field()
+            ),
+            (_, Query::Nested) if self.is_svc() => {
+                "{ allUsers(first: 10, orderBy: id_ASC) { id name posts(first: 10, orderBy: id_ASC) { id title votes } } }".into()
+            }
+            (_, Query::Nested) => format!(
+                "{{ allUsers(first: 10, orderBy: PRIMARY_KEY_ASC) {{ nodes {{ {id} name postsByAuthorId(first: 10, orderBy: PRIMARY_KEY_ASC) {{ nodes {{ {id} title votes }} }} }} }} }}"
+            ),
+            (_, Query::Filter) if self.is_svc() => format!(
+                "{{ allPosts(filter: {filter_svc}, first: 50, orderBy: id_ASC) {{ id title votes }} _allPostsMeta(filter: {filter_svc}) {{ count }} }}"
+            ),
+            (_, Query::Filter) => format!(
+                "{{ allPosts(filter: {filter_pg}, first: 50, orderBy: PRIMARY_KEY_ASC) {{ totalCount nodes {{ {id} title votes }} }} }}"
+            ),
+            (_, Query::Create) if self.is_svc() => {
+                "mutation ($slug: String!, $title: String!, $body: String, $votes: Int!, $authorId: ID!) { createPost(slug: $slug, title: $title, body: $body, votes: $votes, authorId: $authorId) { id slug } }".into()
+            }
+            (_, Query::Create) => format!(
+                "mutation ($slug: String!, $title: String!, $body: String, $votes: Int!, $authorId: Int!) {{ createPost(input: {{post: {{slug: $slug, title: $title, body: $body, votes: $votes, authorId: $authorId}}}}) {{ post {{ {id} slug }} }} }}"
+            ),
+        })
+    }
+
+    /// The field holding a row's key: PostGraphile 5 names the primary key `rowId` (its `id`
+    /// is the global node id).
+    fn id_field(self) -> &'static str {
+        match self {
+            Kind::PostGraphile5 => "rowId",
+            _ => "id",
+        }
+    }
+
+    fn by_id_field(self) -> &'static str {
+        match self {
+            Kind::PostGraphile5 => "postByRowId",
+            _ => "postById",
+        }
+    }
+
+    /// A page of ids of `model` (`Post` or `User`), `first` from `offset`, and where they are
+    /// in the response.
+    pub fn id_page(self, model: &str, offset: usize, first: usize) -> (String, String) {
+        let id = self.id_field();
+        if self.is_svc() {
+            (
+                format!(
+                    "{{ all{model}s(first: {first}, skip: {offset}, orderBy: id_ASC) {{ id }} }}"
+                ),
+                format!("/all{model}s"),
+            )
+        } else {
+            (
+                format!(
+                    "{{ all{model}s(first: {first}, offset: {offset}, orderBy: PRIMARY_KEY_ASC) {{ nodes {{ {id} }} }} }}"
+                ),
+                format!("/all{model}s/nodes"),
+            )
+        }
+    }
+
+    /// The id of one row of an id page.
+    pub fn row_id(self, row: &Value) -> Option<Value> {
+        row.get(self.id_field()).filter(|v| !v.is_null()).cloned()
+    }
+
+    /// Checks the `data` of a response to `query` sent with `variables`.
+    pub fn check(
+        self,
+        query: Query,
+        variables: &Value,
+        data: &Value,
+        expect: &Expect,
+    ) -> Result<(), String> {
+        let svc = self.is_svc();
+        let id = self.id_field();
+        let list = |v: &Value, ptr: &str| -> Result<Vec<Value>, String> {
+            v.pointer(ptr)
+                .and_then(Value::as_array)
+                .cloned()
+                .ok_or_else(|| format!("no list at {ptr}"))
+        };
+        let posts_ptr = if svc { "/allPosts" } else { "/allPosts/nodes" };
+        match query {
+            Query::List => {
+                let posts = list(data, posts_ptr)?;
+                let want = expect.posts.min(100);
+                if posts.len() != want {
+                    return Err(format!("{} posts instead of {want}", posts.len()));
+                }
+                for p in &posts {
+                    for f in [id, "slug", "title", "votes", "createdAt"] {
+                        if p.get(f).is_none_or(Value::is_null) {
+                            return Err(format!("a post without `{f}`: {p}"));
+                        }
+                    }
+                }
+            }
+            Query::ById => {
+                let ptr = if svc {
+                    "/Post".to_owned()
+                } else {
+                    format!("/{}", self.by_id_field())
+                };
+                let got = data.pointer(&ptr).and_then(|p| p.get(id));
+                if got != variables.get("id") {
+                    return Err(format!("asked for post {}, got {data}", variables["id"]));
+                }
+            }
+            Query::Nested => {
+                let (users, posts) = if svc {
+                    ("/allUsers", "/posts")
+                } else {
+                    ("/allUsers/nodes", "/postsByAuthorId/nodes")
+                };
+                let users = list(data, users)?;
+                if users.len() != expect.users.min(10) {
+                    return Err(format!("{} users instead of 10", users.len()));
+                }
+                for u in &users {
+                    let n = list(u, posts)?.len();
+                    if n != POSTS_PER_USER.min(10) {
+                        return Err(format!("a user with {n} posts instead of 10"));
+                    }
+                }
+            }
+            Query::Filter => {
+                let count_ptr = if svc {
+                    "/_allPostsMeta/count"
+                } else {
+                    "/allPosts/totalCount"
+                };
+                let count = data.pointer(count_ptr).and_then(Value::as_u64);
+                if count != Some(expect.filtered as u64) {
+                    return Err(format!(
+                        "count {count:?} instead of {} (different data or filter semantics)",
+                        expect.filtered
+                    ));
+                }
+                let posts = list(data, posts_ptr)?;
+                if posts.len() != expect.filtered.min(50) {
+                    return Err(format!("{} posts instead of 50", posts.len()));
+                }
+                for p in &posts {
+                    let votes = p["votes"].as_i64().unwrap_or(i64::MIN);
+                    let title = p["title"].as_str().unwrap_or("");
+                    if votes <= FILTER_VOTES_GT || !title.contains(FILTER_TITLE_CONTAINS) {
+                        return Err(format!("a post outside the filter: {p}"));
+                    }
+                }
+            }
+            Query::Create => {
+                let ptr = if svc {
+                    "/createPost"
+                } else {
+                    "/createPost/post"
+                };
+                let post = data.pointer(ptr);
+                let slug = post.and_then(|p| p.get("slug"));
+                if slug != variables.get("slug")
+                    || post.and_then(|p| p.get(id)).is_none_or(Value::is_null)
+                {
+                    return Err(format!("the created post is not returned: {data}"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What the loaded data set must give.
+#[derive(Debug, Clone)]
+pub struct Expect {
+    pub users: usize,
+    pub posts: usize,
+    /// The number of posts query 4's filter selects.
+    pub filtered: usize,
+}
+
+/// The variables of one request. `n` is unique per request of a run (for the create's
+/// slug); `pick` draws an index below its argument.
+pub fn variables(
+    query: Query,
+    ids: &Ids,
+    n: u64,
+    run: &str,
+    mut pick: impl FnMut(usize) -> usize,
+) -> Value {
+    match query {
+        Query::ById => json!({ "id": ids.posts[pick(ids.posts.len())] }),
+        Query::Create => json!({
+            "slug": format!("bench-{run}-{n}"),
+            "title": format!("benchmark post {n}"),
+            "body": "written by the benchmark's create query.",
+            "votes": pick(1000),
+            "authorId": ids.users[pick(ids.users.len())],
+        }),
+        _ => json!({}),
+    }
+}
+
+/// The ids a server gave the data set's rows.
+#[derive(Debug, Default, Clone)]
+pub struct Ids {
+    pub posts: Vec<Value>,
+    pub users: Vec<Value>,
+}
