@@ -18,11 +18,16 @@ const STATEMENTS_HEADER: &str = "svc-sql-statements";
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub clients: usize,
+    /// Before the first round of a cell.
     pub warmup: Duration,
+    /// In all, over the rounds.
     pub measure: Duration,
+    /// A cell is measured in this many rounds, taking turns with the other servers' rounds of
+    /// the same query, so that a burst of other work on the machine spreads over all of them.
+    pub rounds: usize,
 }
 
-/// The result of one cell.
+/// The result of one cell, or of one round of it.
 #[derive(Debug, Default, Clone)]
 pub struct Cell {
     /// Requests (or pgbench transactions) per second.
@@ -32,11 +37,14 @@ pub struct Cell {
     pub requests: usize,
     /// Every request that succeeded, warm-up included (what the server's CPU time covers).
     pub all_requests: usize,
-    /// CPU time of the server process per request, when its process id is known.
-    pub cpu_per_request: Option<Duration>,
+    /// CPU time the server process used, when its process id is known.
+    pub cpu: Option<Duration>,
     /// SQL statements per request: the smallest and largest value seen.
     pub statements: Option<(u64, u64)>,
     pub failure: Option<String>,
+    /// The measured latencies, sorted, and the window they were measured in.
+    latencies: Vec<Duration>,
+    window: Duration,
 }
 
 impl Cell {
@@ -61,10 +69,39 @@ impl Cell {
             p99: pct(0.99),
             requests: latencies.len(),
             all_requests: latencies.len(),
-            cpu_per_request: None,
+            cpu: None,
             statements: None,
             failure: None,
+            window,
+            latencies,
         }
+    }
+
+    /// The rounds of a cell as one cell: requests over the summed windows, percentiles over
+    /// every latency. A failed round fails the cell.
+    pub fn merge(rounds: Vec<Cell>) -> Cell {
+        if let Some(failed) = rounds.iter().find(|c| c.failure.is_some()) {
+            return failed.clone();
+        }
+        let window = rounds.iter().map(|c| c.window).sum();
+        let all_requests = rounds.iter().map(|c| c.all_requests).sum();
+        let cpu = rounds.iter().map(|c| c.cpu).sum::<Option<Duration>>();
+        let statements = rounds
+            .iter()
+            .filter_map(|c| c.statements)
+            .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)));
+        let latencies = rounds.into_iter().flat_map(|c| c.latencies).collect();
+        let mut cell = Cell::from_latencies(latencies, window);
+        cell.all_requests = all_requests;
+        cell.cpu = cpu;
+        cell.statements = statements;
+        cell
+    }
+
+    /// Server CPU time per request, warm-up included.
+    pub fn cpu_per_request(&self) -> Option<Duration> {
+        let n = u32::try_from(self.all_requests).ok().filter(|n| *n > 0)?;
+        Some(self.cpu? / n)
     }
 }
 
@@ -291,8 +328,9 @@ pub async fn pgbench(
         Ok(_) => return Cell::failed("pgbench logged no transaction"),
         Err(e) => return Cell::failed(e),
     };
-    let mut cell = Cell::from_latencies(latencies, Duration::from_secs(1));
-    cell.rate = tps;
+    // pgbench's rate leaves out connection set-up; the window follows from it.
+    let window = Duration::from_secs_f64(latencies.len() as f64 / tps.max(1e-9));
+    let mut cell = Cell::from_latencies(latencies, window);
     cell.statements = Some((statements, statements));
     cell
 }

@@ -77,6 +77,7 @@ fn args() -> Result<Args, String> {
             clients: 8,
             warmup: Duration::from_secs(2),
             measure: Duration::from_secs(8),
+            rounds: 2,
         },
         queries: Query::ALL.to_vec(),
         out: None,
@@ -104,6 +105,9 @@ fn args() -> Result<Args, String> {
             }
             "--warmup" => out.settings.warmup = seconds(value()?, "--warmup")?,
             "--seconds" => out.settings.measure = seconds(value()?, "--seconds")?,
+            "--rounds" => {
+                out.settings.rounds = value()?.parse().map_err(|e| format!("--rounds: {e}"))?;
+            }
             "--queries" => {
                 let list = value()?;
                 out.queries = Query::ALL
@@ -135,8 +139,8 @@ fn args() -> Result<Args, String> {
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
-    if out.settings.clients == 0 {
-        return Err("--clients must be at least 1".into());
+    if out.settings.clients == 0 || out.settings.rounds == 0 {
+        return Err("--clients and --rounds must be at least 1".into());
     }
     Ok(out)
 }
@@ -206,48 +210,50 @@ async fn measure(args: &Args, client: &reqwest::Client, data: &Dataset) -> Resul
         .unwrap_or(100);
     let mut rows = Vec::new();
     for &query in &args.queries {
-        for ((kind, place), target) in args.targets.iter().zip(&http) {
-            let cell = match (kind, target) {
-                (Kind::Sql, _) => {
-                    let script = args.sql_dir.join(format!("q{}.sql", query.number()));
-                    let tag = format!("svc-bench-pgbench-{run_id}-q{}", query.number());
-                    let defines = [
-                        format!("users={}", expect.users),
-                        format!("posts={}", expect.posts),
-                    ];
-                    load::pgbench(
-                        place,
-                        &script,
-                        &args.settings,
-                        &args.log_dir,
-                        &tag,
-                        &defines,
-                    )
-                    .await
-                }
-                (_, Ok(target)) => {
-                    let pid = args.pids.iter().find(|(k, _)| k == kind).map(|(_, p)| *p);
-                    let cpu = |pid: Option<u32>| pid.and_then(|p| load::process_cpu(p, ticks));
-                    let before = cpu(pid);
-                    let mut cell = load::http(
-                        client,
-                        target,
-                        query,
-                        &expect,
-                        &args.settings,
-                        &run_id,
-                        &counter,
-                    )
-                    .await;
-                    if let (Some(a), Some(b)) = (before, cpu(pid))
-                        && cell.all_requests > 0
-                    {
-                        cell.cpu_per_request = Some((b - a) / cell.all_requests as u32);
-                    }
-                    cell
-                }
-                (_, Err(e)) => Cell::failed(e.clone()),
+        let mut rounds: Vec<Vec<Cell>> = vec![Vec::new(); args.targets.len()];
+        for round in 0..args.settings.rounds {
+            let settings = Settings {
+                warmup: if round == 0 {
+                    args.settings.warmup
+                } else {
+                    Duration::ZERO
+                },
+                measure: args.settings.measure / args.settings.rounds as u32,
+                ..args.settings.clone()
             };
+            for (t, ((kind, place), target)) in args.targets.iter().zip(&http).enumerate() {
+                if rounds[t].iter().any(|c| c.failure.is_some()) {
+                    continue;
+                }
+                let cell = match (kind, target) {
+                    (Kind::Sql, _) => {
+                        let script = args.sql_dir.join(format!("q{}.sql", query.number()));
+                        let tag = format!("svc-bench-pgbench-{run_id}-q{}-{round}", query.number());
+                        let defines = [
+                            format!("users={}", expect.users),
+                            format!("posts={}", expect.posts),
+                        ];
+                        load::pgbench(place, &script, &settings, &args.log_dir, &tag, &defines)
+                            .await
+                    }
+                    (_, Ok(target)) => {
+                        let pid = args.pids.iter().find(|(k, _)| k == kind).map(|(_, p)| *p);
+                        let cpu = || pid.and_then(|p| load::process_cpu(p, ticks));
+                        let before = cpu();
+                        let mut cell = load::http(
+                            client, target, query, &expect, &settings, &run_id, &counter,
+                        )
+                        .await;
+                        cell.cpu = before.zip(cpu()).map(|(a, b)| b.saturating_sub(a));
+                        cell
+                    }
+                    (_, Err(e)) => Cell::failed(e.clone()),
+                };
+                rounds[t].push(cell);
+            }
+        }
+        for ((kind, _), cells) in args.targets.iter().zip(rounds) {
+            let cell = Cell::merge(cells);
             progress(query, *kind, &cell);
             rows.push(Row {
                 query,
@@ -283,12 +289,13 @@ fn progress(query: Query, kind: Kind, cell: &Cell) {
     match &cell.failure {
         Some(e) => eprintln!("  {name:<28} FAILED: {e}"),
         None => eprintln!(
-            "  {name:<28} {:>7.0} req/s  p50 {:>6} ms  p99 {:>6} ms  statements {:<3}  server CPU {:>5} ms/req  ({} requests)",
+            "  {name:<28} {:>7.0} req/s  p50 {:>6} ms  p99 {:>6} ms  statements {:<3}  server CPU {:>12}  ({} requests)",
             cell.rate,
             report::ms(cell.p50),
             report::ms(cell.p99),
             report::statements(cell),
-            cell.cpu_per_request.map_or("—".into(), report::ms),
+            cell.cpu_per_request()
+                .map_or("—".into(), |d| format!("{} ms/req", report::ms(d))),
             cell.requests
         ),
     }

@@ -55,13 +55,14 @@ pub fn markdown(
     }
     let _ = writeln!(
         out,
-        "- Data: {} users, {} posts ({} match query 4's filter). Each cell: {} concurrent clients, {:.0} s warm-up, {:.0} s measured; every response is checked (errors or wrong data fail the cell).",
+        "- Data: {} users, {} posts ({} match query 4's filter). Each cell: {} concurrent clients, {} s warm-up, {} s measured in {} rounds taking turns with the other servers' rounds of the query; every response is checked (errors or wrong data fail the cell).",
         expect.users,
         expect.posts,
         expect.filtered,
         settings.clients,
         settings.warmup.as_secs_f64(),
-        settings.measure.as_secs_f64()
+        settings.measure.as_secs_f64(),
+        settings.rounds
     );
     out.push_str(
         "- SQL statements: per request from svc's `Svc-Sql-Statements` header; for pgbench, the statements of its script. Server CPU: the CPU time of the server's process (not PostgreSQL's) over the cell, warm-up included, per request.\n\n",
@@ -90,7 +91,7 @@ pub fn markdown(
                     ms(row.cell.p50),
                     ms(row.cell.p99),
                     statements(&row.cell),
-                    row.cell.cpu_per_request.map_or("—".into(), ms)
+                    row.cell.cpu_per_request().map_or("—".into(), ms)
                 );
             }
         }
