@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use async_graphql::ObjectType;
+use async_graphql::OutputType;
 use clap::{Parser, Subcommand};
 
 use crate::auth::{Auth, service_secret};
@@ -20,10 +20,9 @@ use crate::value::cuid;
 
 /// What the generator emits for a service: its root types and data tables.
 pub trait ServiceDef: 'static {
-    type Query: ObjectType + Default + 'static;
-    type Mutation: ObjectType + Default + 'static;
-    /// The root of the permission schema (`Some<Type>Exists`), served at `/permissions`.
-    type Permissions: ObjectType + Default + 'static;
+    /// The `Node` interface over every model type (async-graphql derives interfaces, so the
+    /// generator emits it; the root types are built from [`ServiceDef::META`]).
+    type Node: OutputType;
     /// The data model.
     const META: &'static ServiceMeta;
     /// The directory the service was built from (holds `svc.yml` and `.svc/`).

@@ -281,7 +281,7 @@ impl<R: Record> InputType for Filter<R> {
                 }
             }
             for rel in meta.relations {
-                let ty = (rel.register_filter)(registry);
+                let ty = (rel.target.ops.register_filter)(registry);
                 let ty = ty.trim_end_matches('!').to_owned();
                 let suffixes: &[&str] = if rel.list {
                     &["_every", "_some", "_none"]

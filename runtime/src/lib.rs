@@ -8,6 +8,7 @@
 //!
 //! Generated code reaches this crate only through [`__codegen`].
 
+pub mod api;
 pub mod auth;
 pub mod cli;
 pub mod edges;
@@ -21,6 +22,7 @@ pub mod permissions;
 pub mod read;
 pub mod record;
 pub mod related;
+pub mod roots;
 pub mod server;
 pub mod state;
 pub mod storage;

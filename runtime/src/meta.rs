@@ -5,6 +5,9 @@
 
 use async_graphql::registry::Registry;
 
+use crate::api::Ops;
+use crate::roots::Payloads;
+
 /// The kind of value a field stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
@@ -77,6 +80,61 @@ pub struct FieldMeta {
     pub register: Option<fn(&mut Registry) -> String>,
 }
 
+impl FieldMeta {
+    /// An optional, non-unique, exposed single value without default: the base the generated
+    /// tables refine with the methods below.
+    pub const fn new(name: &'static str, kind: Kind) -> FieldMeta {
+        FieldMeta {
+            name,
+            kind,
+            list: false,
+            required: false,
+            unique: false,
+            exposed: true,
+            default: None,
+            enum_values: &[],
+            register: None,
+        }
+    }
+
+    pub const fn list(mut self) -> Self {
+        self.list = true;
+        self
+    }
+
+    pub const fn required(mut self) -> Self {
+        self.required = true;
+        self
+    }
+
+    pub const fn unique(mut self) -> Self {
+        self.unique = true;
+        self
+    }
+
+    /// A system field that is stored but not declared.
+    pub const fn hidden(mut self) -> Self {
+        self.exposed = false;
+        self
+    }
+
+    pub const fn default(mut self, value: Lit) -> Self {
+        self.default = Some(value);
+        self
+    }
+
+    /// A field of a project enum: its values and the registration of its GraphQL type.
+    pub const fn enumeration(
+        mut self,
+        values: &'static [&'static str],
+        register: fn(&mut Registry) -> String,
+    ) -> Self {
+        self.enum_values = values;
+        self.register = Some(register);
+        self
+    }
+}
+
 /// One model type.
 #[derive(Debug)]
 pub struct ModelMeta {
@@ -98,6 +156,8 @@ pub struct ModelMeta {
     pub updated_at: usize,
     /// Relation fields, in declaration order.
     pub relations: &'static [RelFieldMeta],
+    /// The entry points monomorphised for the model's record type.
+    pub ops: &'static Ops,
 }
 
 /// One relation field of a model: where its edges are stored and what it points at.
@@ -125,14 +185,69 @@ pub struct RelFieldMeta {
     pub required: bool,
     /// Deleting a node of this model deletes the nodes reached through this field.
     pub cascade: bool,
-    /// Registers the related model's `<T>Filter`.
-    pub register_filter: fn(&mut Registry) -> String,
-    /// Registers the nested create input `<Owner><field><Related>`; `None` when the related
-    /// model has nothing to write but the back relation, so only `<field>Id(s)` exists.
-    pub register_nested: Option<fn(&mut Registry) -> String>,
+    /// The nested create input `<Owner><field><Related>` exists: the related model has
+    /// something to write besides the back relation (otherwise only `<field>Id(s)` exists).
+    pub nested: bool,
 }
 
 impl RelFieldMeta {
+    /// A to-one field on side A of `relation` (join table `table`), optional, without cascade
+    /// or nested create: the base the generated tables refine with the methods below.
+    pub const fn new(
+        name: &'static str,
+        relation: usize,
+        table: &'static str,
+        target: &'static ModelMeta,
+        back: usize,
+    ) -> RelFieldMeta {
+        RelFieldMeta {
+            name,
+            relation,
+            table,
+            own: "A",
+            other: "B",
+            symmetric: false,
+            target,
+            back,
+            list: false,
+            required: false,
+            cascade: false,
+            nested: false,
+        }
+    }
+
+    /// The field is on side B: its node ids are in column `B`.
+    pub const fn side_b(mut self) -> Self {
+        self.own = "B";
+        self.other = "A";
+        self
+    }
+
+    pub const fn symmetric(mut self) -> Self {
+        self.symmetric = true;
+        self
+    }
+
+    pub const fn list(mut self) -> Self {
+        self.list = true;
+        self
+    }
+
+    pub const fn required(mut self) -> Self {
+        self.required = true;
+        self
+    }
+
+    pub const fn cascade(mut self) -> Self {
+        self.cascade = true;
+        self
+    }
+
+    pub const fn nested(mut self) -> Self {
+        self.nested = true;
+        self
+    }
+
     /// The field on the other side of the relation.
     pub fn back_field(&self) -> &'static RelFieldMeta {
         &self.target.relations[self.back]
@@ -152,6 +267,12 @@ pub struct RelationMeta {
     pub a_list: bool,
     /// Whether side B's field is a list (if not, an A node has at most one B partner).
     pub b_list: bool,
+    /// The relation mutations' names for the nodes: the payload field holding the A node is
+    /// `b_name` (argument `<b_name>Id`), the one holding the B node `a_name`.
+    pub a_name: &'static str,
+    pub b_name: &'static str,
+    /// The payload types of the relation mutations.
+    pub payloads: Payloads,
 }
 
 /// The whole data model.

@@ -2,7 +2,7 @@
 //! SQL statement (two for `node`), with the reference's ordering and pagination rules.
 
 use async_graphql::{Context, ID, SimpleObject};
-use sea_orm::ConnectionTrait;
+use sea_orm::{ConnectionTrait, QueryResult};
 
 use std::sync::Arc;
 
@@ -478,19 +478,27 @@ pub(crate) async fn find_by<R: Record, C: ConnectionTrait>(
     field: usize,
     val: &Val,
 ) -> ApiResult<Option<R>> {
-    let meta = R::META;
-    let backend = exec.backend();
-    let mut sql = Sql::new(backend);
+    match find_row(exec, R::META, field, val).await? {
+        Some(row) => Ok(Some(R::decode(&row, exec.backend())?)),
+        None => Ok(None),
+    }
+}
+
+/// Reads the row of the node of `meta` whose `field` equals `val`.
+pub(crate) async fn find_row<C: ConnectionTrait>(
+    exec: &Exec<'_, C>,
+    meta: &ModelMeta,
+    field: usize,
+    val: &Val,
+) -> ApiResult<Option<QueryResult>> {
+    let mut sql = Sql::new(exec.backend());
     push_select(&mut sql, meta, "t0");
     sql.push(" WHERE ")
         .col("t0", meta.fields[field].name)
         .push(" = ");
     push_param(&mut sql, val, &meta.fields[field]);
     sql.push(" LIMIT 1");
-    match exec.one(sql).await? {
-        Some(row) => Ok(Some(R::decode(&row, backend)?)),
-        None => Ok(None),
-    }
+    Ok(exec.one(sql).await?)
 }
 
 /// Reads the node with the given id.

@@ -161,6 +161,11 @@ pub trait IntoVal {
     fn into_val(self) -> Val;
 }
 
+impl IntoVal for Val {
+    fn into_val(self) -> Val {
+        self
+    }
+}
 impl IntoVal for String {
     fn into_val(self) -> Val {
         Val::String(self)

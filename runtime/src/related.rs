@@ -354,17 +354,18 @@ fn push_join(sql: &mut Sql, field: &RelFieldMeta, parents: &[&str]) {
     push_id_list(sql, parents.iter().copied());
 }
 
-/// Reads the related nodes of `parent` through `field`.
-async fn load_page<P: Record, R: Record>(
+/// Reads the related nodes of the node `parent` of `owner` through `field`.
+async fn load_page<R: Record>(
     ctx: &Context<'_>,
-    parent: &P,
+    owner: &'static ModelMeta,
+    parent: &str,
     field: usize,
     page: Page,
 ) -> async_graphql::Result<Vec<R>> {
     let flags = read_flags::<R>(ctx).is_some();
-    let query = RelQuery::new(P::META, field, Spec::Page(page), flags);
+    let query = RelQuery::new(owner, field, Spec::Page(page), flags);
     let backend = State::of(ctx).db.backend();
-    match loader(ctx)?.load(query, parent.id().to_owned()).await? {
+    match loader(ctx)?.load(query, parent.to_owned()).await? {
         Loaded::Rows(rows) => Ok(rows
             .iter()
             .map(|row| R::decode(row, backend).map_err(ApiError::from))
@@ -378,21 +379,26 @@ fn loader<'a>(ctx: &Context<'a>) -> ApiResult<&'a Arc<RelLoaders>> {
         .ok_or_else(|| ApiError::Internal("no relation loader in the request".into()))
 }
 
-/// A to-many relation field `posts(filter, orderBy, skip, after, before, first, last)`.
-pub async fn to_many<P: Record, R: Record>(
+/// A to-many relation field `posts(filter, orderBy, skip, after, before, first, last)` of the
+/// node `parent` of `owner`.
+pub async fn to_many<R: Record>(
     ctx: &Context<'_>,
-    parent: &P,
+    owner: &'static ModelMeta,
+    parent: &str,
     field: usize,
     args: ListArgs<R>,
 ) -> async_graphql::Result<Option<Vec<R>>> {
-    Ok(Some(load_page(ctx, parent, field, args.page()?).await?))
+    Ok(Some(
+        load_page(ctx, owner, parent, field, args.page()?).await?,
+    ))
 }
 
 /// A to-one relation field `author(filter)`: `null` when there is no related node or it does not
 /// match the filter.
-pub async fn to_one<P: Record, R: Record>(
+pub async fn to_one<R: Record>(
     ctx: &Context<'_>,
-    parent: &P,
+    owner: &'static ModelMeta,
+    parent: &str,
     field: usize,
     filter: Option<Filter<R>>,
 ) -> async_graphql::Result<Option<R>> {
@@ -406,38 +412,40 @@ pub async fn to_one<P: Record, R: Record>(
         first: None,
         last: None,
     };
-    let nodes = load_page::<P, R>(ctx, parent, field, args.page()?).await?;
+    let nodes = load_page::<R>(ctx, owner, parent, field, args.page()?).await?;
     Ok(nodes.into_iter().next())
 }
 
 /// A required to-one relation field (`author: User!`).
-pub async fn to_one_required<P: Record, R: Record>(
+pub async fn to_one_required<R: Record>(
     ctx: &Context<'_>,
-    parent: &P,
+    owner: &'static ModelMeta,
+    parent: &str,
     field: usize,
     filter: Option<Filter<R>>,
 ) -> async_graphql::Result<R> {
-    to_one(ctx, parent, field, filter).await?.ok_or_else(|| {
-        ApiError::Internal(format!(
-            "the required field `{}` of `{}` {} has no node",
-            P::META.relations[field].name,
-            P::META.name,
-            parent.id()
-        ))
-        .into()
-    })
+    to_one(ctx, owner, parent, field, filter)
+        .await?
+        .ok_or_else(|| {
+            ApiError::Internal(format!(
+                "the required field `{}` of `{}` {} has no node",
+                owner.relations[field].name, owner.name, parent
+            ))
+            .into()
+        })
 }
 
 /// `_<field>Meta(…) { count }` of a to-many relation field: counts the related nodes matching
 /// `filter`; the other arguments are accepted and ignored, as in the reference.
-pub async fn to_many_count<P: Record, R: Record>(
+pub async fn to_many_count<R: Record>(
     ctx: &Context<'_>,
-    parent: &P,
+    owner: &'static ModelMeta,
+    parent: &str,
     field: usize,
     args: ListArgs<R>,
 ) -> async_graphql::Result<QueryMeta> {
-    let query = RelQuery::new(P::META, field, Spec::Count(args.count_filter()?), false);
-    match loader(ctx)?.load(query, parent.id().to_owned()).await? {
+    let query = RelQuery::new(owner, field, Spec::Count(args.count_filter()?), false);
+    match loader(ctx)?.load(query, parent.to_owned()).await? {
         Loaded::Count(count) => Ok(QueryMeta { count }),
         Loaded::Rows(_) => Err(ApiError::Internal("a count returned rows".into()).into()),
     }

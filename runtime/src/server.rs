@@ -22,6 +22,7 @@ use crate::auth::{Auth, Principal, bearer};
 use crate::cli::ServiceDef;
 use crate::error::INTERNAL;
 use crate::nulls::Nullability;
+use crate::roots::{Mutation, PermissionQuery, Query};
 use crate::state::{RequestCx, State};
 use crate::storage::Counter;
 use crate::system::{Caller, SystemSchema};
@@ -37,9 +38,9 @@ pub const STATEMENTS_HEADER: &str = "Svc-Sql-Statements";
 
 /// Everything the HTTP handlers share.
 pub struct Service<S: ServiceDef> {
-    pub schema: Schema<S::Query, S::Mutation, EmptySubscription>,
+    pub schema: Schema<Query<S>, Mutation<S>, EmptySubscription>,
     /// The permission schema (`Some<Type>Exists`), served at `/permissions` to admins.
-    pub permissions: Schema<S::Permissions, EmptyMutation, EmptySubscription>,
+    pub permissions: Schema<PermissionQuery<S>, EmptyMutation, EmptySubscription>,
     /// The System API.
     pub system: SystemSchema,
     pub service_id: String,
@@ -61,23 +62,26 @@ impl<S: ServiceDef> Service<S> {
         master_token: Option<String>,
     ) -> Self {
         let schema = Schema::build(
-            S::Query::default(),
-            S::Mutation::default(),
+            Query::<S>::default(),
+            Mutation::<S>::default(),
             EmptySubscription,
         )
         .data(state.clone())
         .limit_depth(MAX_DEPTH)
         .limit_complexity(MAX_COMPLEXITY)
         .finish();
-        let permissions =
-            Schema::build(S::Permissions::default(), EmptyMutation, EmptySubscription)
-                .data(state.clone())
-                .limit_depth(MAX_DEPTH)
-                .limit_complexity(MAX_COMPLEXITY)
-                .finish();
+        let permissions = Schema::build(
+            PermissionQuery::<S>::default(),
+            EmptyMutation,
+            EmptySubscription,
+        )
+        .data(state.clone())
+        .limit_depth(MAX_DEPTH)
+        .limit_complexity(MAX_COMPLEXITY)
+        .finish();
         let system = crate::system::schema(state.clone(), master_token);
-        let nulls = Nullability::of::<S::Query, S::Mutation>();
-        let permission_nulls = Nullability::of::<S::Permissions, EmptyMutation>();
+        let nulls = Nullability::of::<Query<S>, Mutation<S>>();
+        let permission_nulls = Nullability::of::<PermissionQuery<S>, EmptyMutation>();
         Service {
             schema,
             permissions,

@@ -15,7 +15,7 @@ use crate::meta::{FieldMeta, Kind, ModelMeta};
 use crate::nested::{RelArg, Write};
 use crate::permissions::Perms;
 use crate::permissions::read::allow_payload;
-use crate::read::{find_by, push_select};
+use crate::read::{find_by, find_row, push_select};
 use crate::record::Record;
 use crate::state::{State, request_counter};
 use crate::storage::{Backend, Exec, Sql, to_db, unique_violation};
@@ -225,16 +225,18 @@ pub enum RelOp {
 }
 
 /// `addTo<R>`, `removeFrom<R>`, `set<R>`, `unset<R>`: `field` is the side-A field of the
-/// relation (on `A`); `b_id` is the B node (`<aName>Id`), `a_id` the A node (`<bName>Id`).
-/// Returns the A and B nodes after the change.
-pub async fn relate<A: Record, B: Record>(
+/// relation (on `a_meta`); `b_id` is the B node (`<aName>Id`), `a_id` the A node (`<bName>Id`).
+/// Returns the rows of the A and B nodes after the change.
+pub async fn relate(
     ctx: &Context<'_>,
+    a_meta: &'static ModelMeta,
     field: usize,
     op: RelOp,
     b_id: ID,
     a_id: ID,
-) -> async_graphql::Result<(Option<A>, Option<B>)> {
-    let f = &A::META.relations[field];
+) -> async_graphql::Result<(Option<QueryResult>, Option<QueryResult>)> {
+    let f = &a_meta.relations[field];
+    let b_meta = f.target;
     check_id(&b_id)?;
     check_id(&a_id)?;
     let (b, a) = (b_id.to_string(), a_id.to_string());
@@ -242,10 +244,10 @@ pub async fn relate<A: Record, B: Record>(
     let nodes = in_transaction(ctx, async |tx| {
         match op {
             RelOp::AddTo | RelOp::Set => {
-                verify_exist(tx, B::META, std::slice::from_ref(&b)).await?;
-                verify_exist(tx, A::META, std::slice::from_ref(&a)).await?;
+                verify_exist(tx, b_meta, std::slice::from_ref(&b)).await?;
+                verify_exist(tx, a_meta, std::slice::from_ref(&a)).await?;
                 perms.check_relation(tx, f, &a, &[b.as_str()], true).await?;
-                connect(tx, A::META, field, &a, std::slice::from_ref(&b)).await?;
+                connect(tx, a_meta, field, &a, std::slice::from_ref(&b)).await?;
             }
             RelOp::RemoveFrom | RelOp::Unset => {
                 perms
@@ -254,10 +256,10 @@ pub async fn relate<A: Record, B: Record>(
                 disconnect_pair(tx, f, &a, &b).await?;
             }
         }
-        let Some(a_node) = find_by::<A, _>(tx, A::META.id, &Val::String(a.clone())).await? else {
+        let Some(a_node) = find_row(tx, a_meta, a_meta.id, &Val::String(a.clone())).await? else {
             return Err(ApiError::NodeNotFound(a.clone()));
         };
-        let b_node = find_by::<B, _>(tx, B::META.id, &Val::String(b.clone())).await?;
+        let b_node = find_row(tx, b_meta, b_meta.id, &Val::String(b.clone())).await?;
         Ok((Some(a_node), b_node))
     })
     .await?;

@@ -1,15 +1,15 @@
 //! Emitters: one module per artifact, each a function from the validated model to tokens.
 //!
-//! Emitters see only `&Valid<Model>` and an [`EmitCx`]. Every path in the output is fully
-//! qualified through [`rt`] (the runtime's `__codegen` facade) or `::core`/`::std`, so the code
-//! compiles whatever the including crate imports, even under `#![no_implicit_prelude]`.
-//! Generated code is thin: data tables, typed records and root resolvers that call generic
-//! runtime functions.
+//! Emitters see only `&Valid<Model>` and an [`EmitCx`]. Every path in the output goes through
+//! [`rt`] (`__rt`, the runtime's `__codegen` facade, imported by its absolute path in every
+//! generated module; names starting with `__` are reserved in GraphQL, so no model type can
+//! shadow it) or `::core`/`::std`, so the code compiles whatever the including crate imports,
+//! even under `#![no_implicit_prelude]`. Generated code is thin: data tables, typed records and
+//! enums; the root types, relation fields and write inputs are built by the runtime from the
+//! tables.
 
 mod enums;
-mod mutation;
 mod permissions;
-mod query;
 mod records;
 mod service;
 
@@ -44,21 +44,20 @@ pub fn generate(model: &Valid<Model>, cx: &EmitCx) -> String {
 pub fn emit(model: &Model) -> TokenStream {
     let enums = enums::emit(model);
     let records = records::emit(model);
-    let query = query::emit(model);
-    let mutation = mutation::emit(model);
     let service = service::emit(model);
     quote! {
+        use ::svc_runtime::__codegen as __rt;
+
         #enums
         #records
-        #query
-        #mutation
         #service
     }
 }
 
-/// The runtime facade every generated path goes through.
+/// The runtime facade every generated path goes through (`use ::svc_runtime::__codegen as
+/// __rt;` in every generated module).
 pub(crate) fn rt() -> TokenStream {
-    quote!(::svc_runtime::__codegen)
+    quote!(__rt)
 }
 
 /// The `crate = "…"` argument async-graphql's derives need to find the re-exported crate.
@@ -94,7 +93,7 @@ pub(crate) fn value_type(model: &Model, field: &Field) -> TokenStream {
     let rt = rt();
     match field.kind {
         FieldKind::Scalar(ScalarType::Id) => quote!(#rt::ID),
-        FieldKind::Scalar(ScalarType::String) => quote!(::std::string::String),
+        FieldKind::Scalar(ScalarType::String) => quote!(#rt::String),
         FieldKind::Scalar(ScalarType::Int) => quote!(i32),
         FieldKind::Scalar(ScalarType::Float) => quote!(f64),
         FieldKind::Scalar(ScalarType::Boolean) => quote!(bool),
@@ -114,13 +113,14 @@ pub(crate) fn value_type(model: &Model, field: &Field) -> TokenStream {
 /// The Rust type of a field as stored in a record: lists are `Option<Vec<T>>` (lists are never
 /// required), optional fields `Option<T>`.
 pub(crate) fn record_type(model: &Model, field: &Field) -> TokenStream {
+    let rt = rt();
     let value = value_type(model, field);
     if field.list {
-        quote!(::std::option::Option<::std::vec::Vec<#value>>)
+        quote!(#rt::Option<#rt::Vec<#value>>)
     } else if field.required {
         value
     } else {
-        quote!(::std::option::Option<#value>)
+        quote!(#rt::Option<#value>)
     }
 }
 
@@ -163,8 +163,6 @@ pub(crate) fn column_index(columns: &[Column<'_>], name: &str) -> usize {
 
 /// One relation field of a model, with what the emitters need to know about its relation.
 pub(crate) struct RelField<'a> {
-    /// Position among the model's relation fields (the index in `ModelMeta::relations`).
-    pub index: usize,
     pub field: &'a Field,
     pub relation: crate::model::RelationId,
     pub target: TypeId,
@@ -181,8 +179,7 @@ pub(crate) fn rel_fields(model: &Model, ty: TypeId) -> Vec<RelField<'_>> {
     model
         .ty(ty)
         .relation_fields()
-        .enumerate()
-        .filter_map(|(index, (field_idx, field))| {
+        .filter_map(|(field_idx, field)| {
             let FieldKind::Relation { relation, target } = field.kind else {
                 return None;
             };
@@ -199,7 +196,6 @@ pub(crate) fn rel_fields(model: &Model, ty: TypeId) -> Vec<RelField<'_>> {
                 .position(|(i, _)| i == other.field)
                 .unwrap_or(0);
             Some(RelField {
-                index,
                 field,
                 relation,
                 target,
@@ -217,35 +213,4 @@ pub(crate) fn has_nested_create(model: &Model, rel: &RelField<'_>) -> bool {
     let target = model.ty(rel.target);
     let scalars = target.column_fields().any(|(_, f)| f.is_writable());
     scalars || rel_fields(model, rel.target).len() > 1
-}
-
-/// The Rust type of the nested create input through `rel` of `ty`.
-pub(crate) fn nested_type(ty: TypeId, rel: &RelField<'_>) -> TokenStream {
-    let rt = rt();
-    let m = ty.0 as usize;
-    let f = rel.index;
-    quote!(#rt::NestedCreate<Service, #m, #f>)
-}
-
-/// The eight arguments of a list field (the reference's seven plus `orderByList`) as method
-/// parameters, for records of type `record`.
-pub(crate) fn list_params(record: &TokenStream) -> TokenStream {
-    let rt = rt();
-    quote! {
-        #[graphql(name = "filter")] filter: ::core::option::Option<#rt::Filter<#record>>,
-        #[graphql(name = "orderBy")] order_by: ::core::option::Option<#rt::OrderBy<#record>>,
-        #[graphql(name = "orderByList")]
-        order_by_list: ::core::option::Option<::std::vec::Vec<#rt::OrderBy<#record>>>,
-        #[graphql(name = "skip")] skip: ::core::option::Option<i32>,
-        #[graphql(name = "after")] after: ::core::option::Option<::std::string::String>,
-        #[graphql(name = "before")] before: ::core::option::Option<::std::string::String>,
-        #[graphql(name = "first")] first: ::core::option::Option<i32>,
-        #[graphql(name = "last")] last: ::core::option::Option<i32>,
-    }
-}
-
-/// The `ListArgs` value built from [`list_params`].
-pub(crate) fn list_args() -> TokenStream {
-    let rt = rt();
-    quote!(#rt::ListArgs { filter, order_by, order_by_list, skip, after, before, first, last })
 }

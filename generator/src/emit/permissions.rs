@@ -50,17 +50,17 @@ fn permission(model: &Model, p: &Permission) -> TokenStream {
     };
     let authenticated = p.authenticated;
     let fields = if p.fields.is_empty() {
-        quote!(::core::option::Option::None)
+        quote!(#rt::None)
     } else {
         let names = &p.fields;
-        quote!(::core::option::Option::Some(&[#(#names),*]))
+        quote!(#rt::Some(&[#(#names),*]))
     };
     let query = match &p.compiled {
         Some(q) => {
             let q = query(model, ty, q);
-            quote!(::core::option::Option::Some(&#q))
+            quote!(#rt::Some(&#q))
         }
-        None => quote!(::core::option::Option::None),
+        None => quote!(#rt::None),
     };
     quote! {
         #rt::PermissionMeta { target: #target, authenticated: #authenticated, fields: #fields, query: #query }

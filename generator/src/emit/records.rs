@@ -2,11 +2,11 @@
 //! GraphQL object type, and its row decoder.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::quote;
 
 use super::{
-    Column, RelField, column_index, columns, field_ident, gql_crate, has_nested_create, list_args,
-    list_params, meta_ident, nested_type, record_type, rel_fields, rt, type_ident,
+    Column, RelField, column_index, columns, field_ident, gql_crate, has_nested_create, meta_ident,
+    record_type, rel_fields, rt, type_ident,
 };
 use crate::model::{DefaultValue, FieldKind, Model, OnDelete, ScalarType, TypeId};
 use crate::naming;
@@ -20,9 +20,10 @@ pub(super) fn emit(model: &Model) -> TokenStream {
             quote!(#meta #record)
         })
         .collect();
-    // async-graphql's `ComplexObject` support expands `Some`/`Ok` without a path; the module
-    // restores the prelude for the records only, so the rest of the generated code stays usable
-    // under `#![no_implicit_prelude]`.
+    let interface = node_interface(model);
+    // async-graphql's derives expand some prelude names without a path; the module restores the
+    // prelude for the records only, so the rest of the generated code stays usable under
+    // `#![no_implicit_prelude]`.
     quote! {
         pub use self::__records::*;
 
@@ -31,8 +32,40 @@ pub(super) fn emit(model: &Model) -> TokenStream {
             use ::std::prelude::rust_2024::*;
             #[allow(unused_imports)]
             use super::*;
+            use ::svc_runtime::__codegen as __rt;
 
             #items
+        }
+
+        #interface
+    }
+}
+
+/// `interface Node { id: ID! }`, implemented by every model (`ServiceDef::Node`).
+fn node_interface(model: &Model) -> TokenStream {
+    let rt = rt();
+    let krate = gql_crate();
+    if model.types.is_empty() {
+        return TokenStream::new();
+    }
+    let variants: Vec<_> = model.types.iter().map(|t| type_ident(&t.name)).collect();
+    let id_ty = format!("&{}::ID", gql_crate().trim_end_matches("::async_graphql"));
+    // async-graphql's `Interface` derive expands `static_assertions`, which names `Sized` without
+    // a path; the module restores the prelude for that expansion only.
+    quote! {
+        pub use self::__node::Node;
+
+        #[doc(hidden)]
+        pub mod __node {
+            use ::core::prelude::rust_2024::*;
+            use ::svc_runtime::__codegen as __rt;
+
+            /// Every node, whatever its model.
+            #[derive(#rt::async_graphql::Interface)]
+            #[graphql(crate = #krate, name = "Node", field(name = "id", ty = #id_ty))]
+            pub enum Node {
+                #( #variants(super::#variants), )*
+            }
         }
     }
 }
@@ -45,6 +78,7 @@ fn emit_meta(model: &Model, ty: TypeId) -> TokenStream {
     let filter = naming::filter_type(name);
     let order_by = naming::order_by_type(name);
     let meta = meta_ident(model, ty);
+    let record = type_ident(name);
     let cols = columns(model, ty);
     let fields = cols.iter().map(|c| emit_field_meta(model, c));
     let id = column_index(&cols, "id");
@@ -52,7 +86,7 @@ fn emit_meta(model: &Model, ty: TypeId) -> TokenStream {
     let updated_at = column_index(&cols, "updatedAt");
     let relations = rel_fields(model, ty)
         .iter()
-        .map(|r| emit_rel_meta(model, ty, r))
+        .map(|r| emit_rel_meta(model, r))
         .collect::<Vec<_>>();
     quote! {
         #[doc(hidden)]
@@ -68,54 +102,43 @@ fn emit_meta(model: &Model, ty: TypeId) -> TokenStream {
             created_at: #created_at,
             updated_at: #updated_at,
             relations: &[ #(#relations),* ],
+            ops: &#rt::Ops::of::<#record>(),
         };
     }
 }
 
-fn emit_rel_meta(model: &Model, ty: TypeId, rel: &RelField<'_>) -> TokenStream {
+/// `RelFieldMeta::new(name, relation, table, target, back)` refined with the field's flags.
+fn emit_rel_meta(model: &Model, rel: &RelField<'_>) -> TokenStream {
     let rt = rt();
     let name = &rel.field.name;
     let relation = rel.relation.0 as usize;
     let table = format!("_{}", model.relation(rel.relation).name);
-    let (own, other) = if rel.side_a { ("A", "B") } else { ("B", "A") };
-    let symmetric = rel.symmetric;
     let target = meta_ident(model, rel.target);
-    let target_record = type_ident(&model.ty(rel.target).name);
     let back = rel.back;
     let list = rel.field.list;
-    let required = rel.field.required && !list;
-    let cascade = rel.field.on_delete == OnDelete::Cascade;
-    let nested = if has_nested_create(model, rel) {
-        let ty = nested_type(ty, rel);
-        quote!(::core::option::Option::Some(
-            <#ty as #rt::async_graphql::InputType>::create_type_info
-        ))
-    } else {
-        quote!(::core::option::Option::None)
-    };
+    let flags = [
+        (!rel.side_a, quote!(side_b)),
+        (rel.symmetric, quote!(symmetric)),
+        (list, quote!(list)),
+        (rel.field.required && !list, quote!(required)),
+        (rel.field.on_delete == OnDelete::Cascade, quote!(cascade)),
+        (has_nested_create(model, rel), quote!(nested)),
+    ]
+    .into_iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, flag)| quote!(.#flag()));
     quote! {
-        #rt::RelFieldMeta {
-            name: #name, relation: #relation, table: #table, own: #own, other: #other,
-            symmetric: #symmetric, target: &#target, back: #back, list: #list,
-            required: #required, cascade: #cascade,
-            register_filter: <#rt::Filter<#target_record> as #rt::async_graphql::InputType>::create_type_info,
-            register_nested: #nested,
-        }
+        #rt::RelFieldMeta::new(#name, #relation, #table, &#target, #back) #(#flags)*
     }
 }
 
+/// `FieldMeta::new(name, kind)` refined with the field's flags, default and enum.
 fn emit_field_meta(model: &Model, col: &Column<'_>) -> TokenStream {
     let rt = rt();
     let name = col.name;
     let Some(f) = col.field else {
         // An undeclared `createdAt`/`updatedAt`: stored, never exposed.
-        return quote! {
-            #rt::FieldMeta {
-                name: #name, kind: #rt::Kind::DateTime, list: false, required: true,
-                unique: false, exposed: false, default: ::core::option::Option::None,
-                enum_values: &[], register: ::core::option::Option::None,
-            }
-        };
+        return quote!(#rt::FieldMeta::new(#name, #rt::Kind::DateTime).required().hidden());
     };
     let kind = match f.kind {
         FieldKind::Scalar(s) => match s {
@@ -130,35 +153,29 @@ fn emit_field_meta(model: &Model, col: &Column<'_>) -> TokenStream {
         FieldKind::Enum(_) => quote!(Enum),
         FieldKind::Relation { .. } => quote!(Relation),
     };
-    let (enum_values, register) = match f.kind {
-        FieldKind::Enum(id) => {
-            let e = model.enum_def(id);
-            let values = &e.values;
-            let ident = type_ident(&e.name);
-            (
-                quote!(&[#(#values),*]),
-                quote!(::core::option::Option::Some(
-                    <#ident as #rt::async_graphql::InputType>::create_type_info
-                )),
-            )
-        }
-        _ => (quote!(&[]), quote!(::core::option::Option::None)),
-    };
-    let default = match &f.default {
-        Some(d) => {
-            let lit = emit_lit(d);
-            quote!(::core::option::Option::Some(#lit))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    let (list, required, unique) = (f.list, f.required, f.unique);
-    quote! {
-        #rt::FieldMeta {
-            name: #name, kind: #rt::Kind::#kind, list: #list, required: #required,
-            unique: #unique, exposed: true, default: #default,
-            enum_values: #enum_values, register: #register,
+    let mut refine = TokenStream::new();
+    for (on, flag) in [
+        (f.list, quote!(list)),
+        (f.required, quote!(required)),
+        (f.unique, quote!(unique)),
+    ] {
+        if on {
+            refine.extend(quote!(.#flag()));
         }
     }
+    if let Some(d) = &f.default {
+        let lit = emit_lit(d);
+        refine.extend(quote!(.default(#lit)));
+    }
+    if let FieldKind::Enum(id) = f.kind {
+        let e = model.enum_def(id);
+        let values = &e.values;
+        let ident = type_ident(&e.name);
+        refine.extend(
+            quote!(.enumeration(&[#(#values),*], <#ident as #rt::InputType>::create_type_info)),
+        );
+    }
+    quote!(#rt::FieldMeta::new(#name, #rt::Kind::#kind) #refine)
 }
 
 pub(super) fn emit_lit(value: &DefaultValue) -> TokenStream {
@@ -210,13 +227,31 @@ fn emit_record(model: &Model, ty: TypeId) -> TokenStream {
         quote!(#field: #getter(row, #i, backend)?)
     });
     let doc = format!("A node of the model `{name}`.");
-    let rels = rel_fields(model, ty);
-    let complex = if rels.is_empty() {
-        quote!()
-    } else {
+    let has_relations = !rel_fields(model, ty).is_empty();
+    let complex = if has_relations {
         quote!(complex,)
+    } else {
+        quote!()
     };
-    let resolvers = emit_relation_resolvers(model, ty, &rels);
+    // The relation fields are registered and resolved by the runtime from the data table.
+    let relations = if has_relations {
+        quote! {
+            impl #rt::ComplexObject for #ident {
+                fn fields(registry: &mut #rt::Registry) -> #rt::Vec<(#rt::String, #rt::MetaField)> {
+                    #rt::relation_fields(registry, &#meta)
+                }
+
+                async fn resolve_field(
+                    &self,
+                    ctx: &#rt::Context<'_>,
+                ) -> #rt::ServerResult<#rt::Option<#rt::Value>> {
+                    #rt::relation_field(ctx, &#meta, &self.id).await
+                }
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
     // Every scalar field is read-checked (reference §5.3); relation fields are not.
     let guard = format!("{}::ReadGuard(self)", rt).replace(' ', "");
     quote! {
@@ -227,7 +262,7 @@ fn emit_record(model: &Model, ty: TypeId) -> TokenStream {
             #(#struct_fields,)*
         }
 
-        #resolvers
+        #relations
 
         impl #rt::Record for #ident {
             const META: &'static #rt::ModelMeta = &#meta;
@@ -236,84 +271,9 @@ fn emit_record(model: &Model, ty: TypeId) -> TokenStream {
                 &self.id
             }
 
-            fn decode(
-                row: &#rt::QueryResult,
-                backend: #rt::Backend,
-            ) -> ::core::result::Result<Self, #rt::DbErr> {
-                ::core::result::Result::Ok(Self { #(#decoders,)* })
+            fn decode(row: &#rt::QueryResult, backend: #rt::Backend) -> #rt::Result<Self, #rt::DbErr> {
+                #rt::Ok(Self { #(#decoders,)* })
             }
-        }
-    }
-}
-
-/// The relation fields of a model type: `f(filter)` for to-one fields, `f(<list args>)` and
-/// `_fMeta(<list args>)` for to-many fields, all batched by the runtime.
-fn emit_relation_resolvers(model: &Model, ty: TypeId, rels: &[RelField<'_>]) -> TokenStream {
-    if rels.is_empty() {
-        return TokenStream::new();
-    }
-    let rt = rt();
-    let krate = gql_crate();
-    let ident = type_ident(&model.ty(ty).name);
-    let methods = rels.iter().map(|rel| {
-        let gql = &rel.field.name;
-        let index = rel.index;
-        let target = type_ident(&model.ty(rel.target).name);
-        let method = format_ident!("rel_{}", naming::rust_ident(gql).trim_start_matches("r#"));
-        if rel.field.list {
-            let meta_gql = format!("_{gql}Meta");
-            let meta_method = format_ident!("{}_meta", method);
-            let params = list_params(&quote!(#target));
-            let args = list_args();
-            quote! {
-                #[graphql(name = #gql)]
-                async fn #method(
-                    &self,
-                    ctx: &#rt::Context<'_>,
-                    #params
-                ) -> #rt::Result<::core::option::Option<::std::vec::Vec<#target>>> {
-                    #rt::to_many(ctx, self, #index, #args).await
-                }
-
-                #[graphql(name = #meta_gql)]
-                async fn #meta_method(
-                    &self,
-                    ctx: &#rt::Context<'_>,
-                    #params
-                ) -> #rt::Result<#rt::QueryMeta> {
-                    #rt::to_many_count(ctx, self, #index, #args).await
-                }
-            }
-        } else if rel.field.required {
-            quote! {
-                #[graphql(name = #gql)]
-                async fn #method(
-                    &self,
-                    ctx: &#rt::Context<'_>,
-                    #[graphql(name = "filter")] filter: ::core::option::Option<#rt::Filter<#target>>,
-                ) -> #rt::Result<#target> {
-                    #rt::to_one_required(ctx, self, #index, filter).await
-                }
-            }
-        } else {
-            quote! {
-                #[graphql(name = #gql)]
-                async fn #method(
-                    &self,
-                    ctx: &#rt::Context<'_>,
-                    #[graphql(name = "filter")] filter: ::core::option::Option<#rt::Filter<#target>>,
-                ) -> #rt::Result<::core::option::Option<#target>> {
-                    #rt::to_one(ctx, self, #index, filter).await
-                }
-            }
-        }
-    });
-    quote! {
-        // A relation field takes one argument per GraphQL argument.
-        #[allow(clippy::too_many_arguments)]
-        #[#rt::async_graphql::ComplexObject(crate = #krate)]
-        impl #ident {
-            #(#methods)*
         }
     }
 }

@@ -5,22 +5,34 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::{meta_ident, rt};
-use crate::model::Model;
+use crate::model::{Model, RelationId};
+use crate::naming;
 
 pub(super) fn emit(model: &Model) -> TokenStream {
     let rt = rt();
     let metas = model.type_ids().map(|(id, _)| meta_ident(model, id));
-    let relations = model.relations.iter().map(|rel| {
+    let relations = model.relations.iter().enumerate().map(|(r, rel)| {
         let name = &rel.name;
         let table = format!("_{name}");
         let a = &model.ty(rel.a.ty).name;
         let b = &model.ty(rel.b.ty).name;
         let a_list = model.end_field(rel.a).list;
         let b_list = model.end_field(rel.b).list;
+        let a_name = naming::relation_a_name(model, RelationId(r as u32));
+        let b_name = naming::relation_b_name(model, RelationId(r as u32));
         quote! {
-            #rt::RelationMeta { name: #name, table: #table, a: #a, b: #b, a_list: #a_list, b_list: #b_list }
+            #rt::RelationMeta {
+                name: #name, table: #table, a: #a, b: #b, a_list: #a_list, b_list: #b_list,
+                a_name: #a_name, b_name: #b_name, payloads: #rt::Payloads::of::<Service, #r>(),
+            }
         }
     });
+    // `node(id)` needs the interface over every model; without models there is no `node`.
+    let node = if model.types.is_empty() {
+        quote!(#rt::QueryMeta)
+    } else {
+        quote!(Node)
+    };
     let root_tokens = &model.root_tokens;
     let permissions = super::permissions::table(model);
     let hints = migration_hints(model);
@@ -40,9 +52,7 @@ pub(super) fn emit(model: &Model) -> TokenStream {
         pub struct Service;
 
         impl #rt::ServiceDef for Service {
-            type Query = Query;
-            type Mutation = Mutation;
-            type Permissions = PermissionQuery;
+            type Node = #node;
             const META: &'static #rt::ServiceMeta = &__SERVICE_META;
             const DIR: &'static str = ::core::env!("CARGO_MANIFEST_DIR");
         }

@@ -360,19 +360,31 @@ pub(crate) fn binder(principal: &Principal) -> impl Fn(VarSource) -> Bind + Sync
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::Ops;
     use crate::meta::{FieldMeta, Kind, PermissionTarget};
+    use crate::storage::Backend;
 
     const fn field(name: &'static str) -> FieldMeta {
-        FieldMeta {
-            name,
-            kind: Kind::String,
-            list: false,
-            required: false,
-            unique: false,
-            exposed: true,
-            default: None,
-            enum_values: &[],
-            register: None,
+        FieldMeta::new(name, Kind::String)
+    }
+
+    /// The record type the table's entry points are monomorphised for.
+    #[derive(Clone, async_graphql::SimpleObject)]
+    struct Note {
+        id: String,
+    }
+
+    impl Record for Note {
+        const META: &'static ModelMeta = &NOTE;
+
+        fn id(&self) -> &str {
+            &self.id
+        }
+
+        fn decode(row: &sea_orm::QueryResult, _: Backend) -> Result<Self, sea_orm::DbErr> {
+            Ok(Note {
+                id: row.try_get_by_index(0)?,
+            })
         }
     }
 
@@ -387,6 +399,7 @@ mod tests {
         created_at: 0,
         updated_at: 0,
         relations: &[],
+        ops: &Ops::of::<Note>(),
     };
 
     static MODELS: [&ModelMeta; 1] = [&NOTE];
