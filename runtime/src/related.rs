@@ -26,7 +26,7 @@ use crate::permissions::read::{ReadChecks, binder};
 use crate::read::{ListArgs, Page, QueryMeta, push_columns, push_order, read_flags};
 use crate::record::Record;
 use crate::state::State;
-use crate::storage::{Counter, Exec, Sql, push_id_list};
+use crate::storage::{Counter, Exec, Sql, push_id_any};
 
 /// Rounds without new keys after which a batch is complete.
 const QUIET_ROUNDS: u32 = 2;
@@ -351,7 +351,7 @@ fn push_join(sql: &mut Sql, field: &RelFieldMeta, parents: &[&str]) {
         .col("j", field.other)
         .push(" WHERE ")
         .col("j", field.own);
-    push_id_list(sql, parents.iter().copied());
+    push_id_any(sql, parents.iter().copied());
 }
 
 /// Reads the related nodes of the node `parent` of `owner` through `field`.

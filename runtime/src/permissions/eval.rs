@@ -18,7 +18,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::filter::{OUTER, order_items, outer_value, parse_filter};
 use crate::meta::{ModelMeta, PermValue, PermissionQuery, ServiceMeta, VarSource};
 use crate::read::{Page, push_exists};
-use crate::storage::{Exec, Sql, push_id_list};
+use crate::storage::{Exec, Sql, push_id_any};
 
 /// What a permission variable stands for in one evaluation.
 #[derive(Debug, Clone)]
@@ -57,7 +57,7 @@ pub(crate) async fn for_nodes<C: ConnectionTrait>(
         .push(OUTER)
         .push(" WHERE ")
         .col(OUTER, id_col);
-    push_id_list(&mut sql, ids.iter().copied());
+    push_id_any(&mut sql, ids.iter().copied());
     let rows = exec.all(sql).await?;
     let mut out: HashMap<String, Vec<bool>> = HashMap::with_capacity(rows.len());
     for row in rows {

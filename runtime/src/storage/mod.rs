@@ -252,6 +252,26 @@ pub fn push_id_list<'a>(sql: &mut Sql, ids: impl IntoIterator<Item = &'a str>) {
     }
 }
 
+/// Appends a membership test of the preceding column in `ids`, in the form PostgreSQL plans best
+/// for a few ids in a large table: `= ANY(ARRAY(SELECT …))` is evaluated once and matched
+/// through an index on the column, where `IN (SELECT json_array_elements_text(…))` is planned as
+/// a hash join over the whole table. Only for a positive test (`NOT` needs [`push_id_list`]).
+pub fn push_id_any<'a>(sql: &mut Sql, ids: impl IntoIterator<Item = &'a str>) {
+    match sql.backend() {
+        Backend::Sqlite => push_id_list(sql, ids),
+        Backend::Postgres => {
+            let list = serde_json::Value::Array(
+                ids.into_iter()
+                    .map(|id| serde_json::Value::String(id.to_owned()))
+                    .collect(),
+            );
+            sql.push(" = ANY(ARRAY(SELECT json_array_elements_text(")
+                .bind(Value::String(Some(list.to_string())))
+                .push("::json)))");
+        }
+    }
+}
+
 /// Reads column `idx` of a result row as a `DateTime`.
 pub fn get_datetime(
     row: &QueryResult,
