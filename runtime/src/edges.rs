@@ -159,13 +159,15 @@ async fn link(tx: &Tx<'_>, field: &RelFieldMeta, this: &str, others: &[String]) 
 
 /// Connects `this` (a node of `meta`) to `others` through `meta.relations[field]`. A to-one side
 /// keeps one partner: the previous edge is removed first ("steal"), and 3032 if that leaves a
-/// required to-one field without its node.
+/// required to-one field without its node. `fresh`: `this` was inserted by the same mutation,
+/// so it has no previous edge through `field` to remove.
 pub(crate) async fn connect(
     tx: &Tx<'_>,
     meta: &'static ModelMeta,
     field: usize,
     this: &str,
     others: &[String],
+    fresh: bool,
 ) -> ApiResult<()> {
     let f = &meta.relations[field];
     let back = f.back_field();
@@ -178,7 +180,9 @@ pub(crate) async fn connect(
     } else {
         std::slice::from_ref(last)
     };
-    if !f.list {
+    // A node inserted by this mutation has no edge through `field` yet (the field a nested
+    // create comes through is never among its own arguments), so there is nothing to unlink.
+    if !f.list && !fresh {
         let removed = unlink_except(tx, f, this, others).await?;
         if back.required && !removed.is_empty() {
             return Err(required(back, f.target));

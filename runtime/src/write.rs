@@ -247,7 +247,7 @@ pub async fn relate(
                 verify_exist(tx, b_meta, std::slice::from_ref(&b)).await?;
                 verify_exist(tx, a_meta, std::slice::from_ref(&a)).await?;
                 perms.check_relation(tx, f, &a, &[b.as_str()], true).await?;
-                connect(tx, a_meta, field, &a, std::slice::from_ref(&b)).await?;
+                connect(tx, a_meta, field, &a, std::slice::from_ref(&b), false).await?;
             }
             RelOp::RemoveFrom | RelOp::Unset => {
                 perms
@@ -320,7 +320,7 @@ async fn insert_node(
         perms
             .check_relation(tx, &meta.relations[field], &id, &[parent_id.as_str()], true)
             .await?;
-        connect(tx, meta, field, &id, &[parent_id]).await?;
+        connect(tx, meta, field, &id, &[parent_id], true).await?;
     }
     apply_relations(tx, perms, meta, &id, write.rels, false).await?;
     Ok(row)
@@ -363,7 +363,7 @@ async fn apply_relations(
             verify_exist(tx, field.target, ids).await?;
             let others: Vec<&str> = ids.iter().map(String::as_str).collect();
             perms.check_relation(tx, field, id, &others, true).await?;
-            connect(tx, meta, rel.field, id, ids).await?;
+            connect(tx, meta, rel.field, id, ids, !replace).await?;
         }
         for nested in rel.nested.into_iter().flatten() {
             Box::pin(insert_node(

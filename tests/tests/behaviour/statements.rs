@@ -320,4 +320,20 @@ db_tests! {
         }
         assert_eq!(done, 32);
     }
+
+    /// A create connected to an existing node costs three statements (the insert, the check
+    /// that the other node exists, the edge): a node the mutation has just inserted has no edge
+    /// to unlink first. Connecting an existing post to another author still moves it.
+    async fn create_with_a_connection_costs_three_statements(srv) {
+        users_with_posts(srv, 0..2).await;
+        let users = srv.data(r#"{ a: User(email: "u000@example.com") { id } b: User(email: "u001@example.com") { id } }"#).await;
+        let (a, b) = (users["a"]["id"].as_str().unwrap_or_default(), users["b"]["id"].as_str().unwrap_or_default());
+        let create = format!(r#"mutation {{ createPost(slug: "new", title: "New", authorId: "{a}") {{ id }} }}"#);
+        let (n, body) = counted(srv, &create).await;
+        assert_eq!(n, 3, "{body:#}");
+        let post = body["data"]["createPost"]["id"].as_str().unwrap_or_default().to_owned();
+        srv.data(&format!(r#"mutation {{ updatePost(id: "{post}", authorId: "{b}") {{ id }} }}"#)).await;
+        let authors = srv.data(&format!(r#"{{ Post(id: "{post}") {{ author {{ email }} }} a: User(id: "{a}") {{ _postsMeta {{ count }} }} }}"#)).await;
+        assert_eq!(authors, json!({ "Post": { "author": { "email": "u001@example.com" } }, "a": { "_postsMeta": { "count": 2 } } }));
+    }
 }
