@@ -116,7 +116,7 @@ fn resolve<'a, R: Record + OutputType>(ctx: &'a Context<'a>, call: Call<'a>) -> 
                 let value = async {
                     let mut candidates = Vec::new();
                     for (i, f) in meta.unique_fields() {
-                        candidates.push((i, value_arg(ctx, f.name, f)?.take()));
+                        candidates.push((i, value_arg(ctx, f.name, f)?));
                     }
                     one::<R>(ctx, candidates).await.map_err(gql)
                 };
@@ -307,22 +307,12 @@ fn raw_arg(ctx: &Context<'_>, name: &str) -> ServerResult<Option<(Pos, Value)>> 
     Ok(value.take().map(|raw| (pos, raw.0)))
 }
 
-/// One value of a scalar or enum field as an argument, read with the field's Rust type so
-/// errors are those of the type (e.g. an Int beyond 32 bits).
-fn value_arg(
-    ctx: &Context<'_>,
-    name: &str,
-    field: &FieldMeta,
-) -> ServerResult<MaybeUndefined<Val>> {
-    fn typed<T: InputType + IntoVal>(
-        ctx: &Context<'_>,
-        name: &str,
-    ) -> ServerResult<MaybeUndefined<Val>> {
-        Ok(match arg::<MaybeUndefined<T>>(ctx, name)? {
-            MaybeUndefined::Undefined => MaybeUndefined::Undefined,
-            MaybeUndefined::Null => MaybeUndefined::Null,
-            MaybeUndefined::Value(v) => MaybeUndefined::Value(v.into_val()),
-        })
+/// One value of a scalar or enum field as an argument: `None` when absent, `Some(Val::Null)`
+/// when explicitly null. Read with the field's Rust type so errors are those of the type (e.g.
+/// an Int beyond 32 bits).
+fn value_arg(ctx: &Context<'_>, name: &str, field: &FieldMeta) -> ServerResult<Option<Val>> {
+    fn typed<T: InputType + IntoVal>(ctx: &Context<'_>, name: &str) -> ServerResult<Option<Val>> {
+        Ok(opt(arg::<MaybeUndefined<T>>(ctx, name)?))
     }
     match (field.kind, field.list) {
         (Kind::Id, false) => typed::<ID>(ctx, name),
@@ -340,14 +330,13 @@ fn value_arg(
         (Kind::Enum, _) => {
             // Enum values are checked by validation against the registered enum type.
             let (pos, value) = ctx.param_value::<MaybeUndefined<Raw>>(name, None)?;
-            Ok(match value {
-                MaybeUndefined::Undefined => MaybeUndefined::Undefined,
-                MaybeUndefined::Null => MaybeUndefined::Null,
-                MaybeUndefined::Value(raw) => MaybeUndefined::Value(
-                    Val::from_graphql(&raw.0, Kind::Enum)
-                        .map_err(|e| ServerError::new(e, Some(pos)))?,
-                ),
-            })
+            if value.is_undefined() {
+                return Ok(None);
+            }
+            let value = value.take().map_or(Value::Null, |raw| raw.0);
+            Val::from_graphql(&value, Kind::Enum)
+                .map(Some)
+                .map_err(|e| ServerError::new(e, Some(pos)))
         }
         (_, false) => typed::<String>(ctx, name),
         (_, true) => typed::<Vec<String>>(ctx, name),
@@ -360,7 +349,7 @@ fn write_args(ctx: &Context<'_>, meta: &'static ModelMeta) -> ServerResult<Write
     let mut write = Write::default();
     for (i, f) in meta.fields.iter().enumerate() {
         if writable(meta, i) {
-            write.values.push((i, opt(value_arg(ctx, f.name, f)?)));
+            write.values.push((i, value_arg(ctx, f.name, f)?));
         }
     }
     for (i, f) in meta.relations.iter().enumerate() {

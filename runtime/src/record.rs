@@ -161,11 +161,6 @@ pub trait IntoVal {
     fn into_val(self) -> Val;
 }
 
-impl IntoVal for Val {
-    fn into_val(self) -> Val {
-        self
-    }
-}
 impl IntoVal for String {
     fn into_val(self) -> Val {
         Val::String(self)
@@ -205,11 +200,6 @@ impl<T: IntoVal> IntoVal for Vec<T> {
     fn into_val(self) -> Val {
         Val::List(self.into_iter().map(IntoVal::into_val).collect())
     }
-}
-
-/// A required argument: always present.
-pub fn req<T: IntoVal>(value: T) -> Option<Val> {
-    Some(value.into_val())
 }
 
 /// An optional argument: `None` when absent, `Some(Val::Null)` when explicitly null.

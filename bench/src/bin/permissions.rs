@@ -242,38 +242,12 @@ async fn post(
     token: Option<&str>,
     query: &str,
 ) -> Result<Value, String> {
-    let mut request = client.post(url).json(&json!({ "query": query }));
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    let res = request
-        .send()
-        .await
-        .map_err(|e| format!("request failed: {e}"))?;
-    res.json().await.map_err(|e| format!("bad response: {e}"))
+    svc_bench::post(client, url, token, query, &json!({})).await
 }
 
 /// The `admin` root token, read through the System API the way the CLI reads it.
 async fn root_token(client: &reqwest::Client, base: &str) -> Result<String, String> {
-    let system = format!("{base}/system");
-    let login = format!(
-        r#"mutation {{ authenticateCustomer(input: {{ auth0IdToken: "{MASTER_TOKEN}" }}) {{ token }} }}"#
-    );
-    let res = post(client, &system, None, &login).await?;
-    let platform = res["data"]["authenticateCustomer"]["token"]
-        .as_str()
-        .ok_or_else(|| format!("authenticateCustomer failed: {res}"))?
-        .to_owned();
-    let query = r#"{ viewer { project(id: "bench") { permanentAuthTokens { edges { node { name token } } } } } }"#;
-    let res = post(client, &system, Some(&platform), query).await?;
-    res["data"]["viewer"]["project"]["permanentAuthTokens"]["edges"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|e| e["node"]["name"] == "admin")
-        .and_then(|e| e["node"]["token"].as_str())
-        .map(str::to_owned)
-        .ok_or_else(|| format!("no admin root token: {res}"))
+    svc_bench::admin_root_token(client, base, "bench", MASTER_TOKEN).await
 }
 
 /// A node token for the user `id`, asked the way a client library asks for one.

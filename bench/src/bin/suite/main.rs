@@ -421,28 +421,5 @@ async fn seed(
 async fn root_token(client: &reqwest::Client, base: &str) -> Result<String, String> {
     let master =
         std::env::var("SVC_BENCH_MASTER_TOKEN").map_err(|_| "SVC_BENCH_MASTER_TOKEN is not set")?;
-    let system = format!("{base}/system");
-    let login =
-        "mutation ($t: String!) { authenticateCustomer(input: { auth0IdToken: $t }) { token } }";
-    let (data, _) = send(client, &system, None, login, &json!({ "t": master }))
-        .await
-        .map_err(|e| format!("authenticateCustomer at {system}: {e}"))?;
-    let platform = data["authenticateCustomer"]["token"]
-        .as_str()
-        .ok_or_else(|| format!("authenticateCustomer gave no token: {data}"))?
-        .to_owned();
-    let query = format!(
-        r#"{{ viewer {{ project(id: "{SERVICE}") {{ permanentAuthTokens {{ edges {{ node {{ name token }} }} }} }} }} }}"#
-    );
-    let (data, _) = send(client, &system, Some(&platform), &query, &json!({}))
-        .await
-        .map_err(|e| format!("reading the root tokens at {system}: {e}"))?;
-    data["viewer"]["project"]["permanentAuthTokens"]["edges"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|e| e["node"]["name"] == "admin")
-        .and_then(|e| e["node"]["token"].as_str())
-        .map(str::to_owned)
-        .ok_or_else(|| format!("no `admin` root token: {data}"))
+    svc_bench::admin_root_token(client, base, SERVICE, &master).await
 }
