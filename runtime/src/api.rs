@@ -14,17 +14,17 @@ use std::pin::Pin;
 use async_graphql::indexmap::IndexMap;
 use async_graphql::registry::{Deprecation, MetaField, MetaInputValue, MetaType, Registry};
 use async_graphql::{
-    CacheControl, Context, ID, InputType, InputValueResult, MaybeUndefined, OutputType, Pos,
+    CacheControl, Context, ID, InputType, InputValueResult, MaybeUndefined, Name, OutputType, Pos,
     ServerError, ServerResult, Value,
 };
 use sea_orm::QueryResult;
 
 use crate::auth::current_user;
 use crate::error::ApiError;
-use crate::filter::{Filter, OrderBy, input_object, input_value, register_value_type};
+use crate::filter::{Cond, Filter, OrderBy, input_object, input_value, register_value_type};
 use crate::meta::{FieldMeta, Kind, ModelMeta};
 use crate::nested::{RelArg, Write, nested_name, parse_write, writable};
-use crate::read::{ListArgs, QueryMeta, all, by_id, count, one, some_exists};
+use crate::read::{ListArgs, Page, QueryMeta, all, by_id, count, one, some_exists};
 use crate::record::{IntoVal, Record, opt};
 use crate::related::{to_many, to_many_count, to_one, to_one_required};
 use crate::state::State;
@@ -44,6 +44,14 @@ pub struct Ops {
     pub register_order_by: fn(&mut Registry) -> String,
     /// Resolves a field that returns nodes of this model (or facts about them).
     pub resolve: for<'a> fn(&'a Context<'a>, Call<'a>) -> Resolved<'a>,
+    /// The checked page of a list field's arguments, for the direct executor; `None` when an
+    /// argument does not parse or breaks a rule (the executor then reports it).
+    pub(crate) page: fn(&ConstArgs) -> Option<Page>,
+    /// The checked filter of a count's list arguments, for the direct executor; `None` as for
+    /// `page`.
+    pub(crate) count_filter: fn(&ConstArgs) -> Option<Option<Cond>>,
+    /// The `filter` argument of a to-one relation field, not yet checked.
+    pub(crate) filter: fn(&ConstArgs) -> Option<Option<Cond>>,
 }
 
 impl fmt::Debug for Ops {
@@ -60,8 +68,52 @@ impl Ops {
             register_filter: <Filter<R> as InputType>::create_type_info,
             register_order_by: <OrderBy<R> as InputType>::create_type_info,
             resolve: resolve::<R>,
+            page: const_page::<R>,
+            count_filter: const_count_filter::<R>,
+            filter: const_filter::<R>,
         }
     }
+}
+
+/// A field's arguments with their variables resolved (the direct executor's view).
+pub(crate) type ConstArgs = [(Name, Value)];
+
+/// A typed argument of `args`; `None` when it does not parse.
+fn const_arg<T: InputType>(args: &ConstArgs, name: &str) -> Option<T> {
+    let value = args
+        .iter()
+        .find(|(n, _)| n.as_str() == name)
+        .map(|(_, v)| v.clone());
+    T::parse(value).ok()
+}
+
+/// The list arguments of `args` ([`list_args`]).
+fn const_list<R: Record>(args: &ConstArgs) -> Option<ListArgs<R>> {
+    Some(ListArgs {
+        filter: const_arg(args, "filter")?,
+        order_by: const_arg(args, "orderBy")?,
+        order_by_list: const_arg(args, "orderByList")?,
+        skip: const_arg(args, "skip")?,
+        after: const_arg(args, "after")?,
+        before: const_arg(args, "before")?,
+        first: const_arg(args, "first")?,
+        last: const_arg(args, "last")?,
+    })
+}
+
+/// The list arguments of `args` as a checked page.
+fn const_page<R: Record>(args: &ConstArgs) -> Option<Page> {
+    const_list::<R>(args)?.page().ok()
+}
+
+/// The checked filter of a count's list arguments.
+fn const_count_filter<R: Record>(args: &ConstArgs) -> Option<Option<Cond>> {
+    const_list::<R>(args)?.count_filter().ok()
+}
+
+/// The `filter` argument of `args` (unchecked: it becomes a checked [`Page`]).
+fn const_filter<R: Record>(args: &ConstArgs) -> Option<Option<Cond>> {
+    Some(const_arg::<Option<Filter<R>>>(args, "filter")?.map(|f| f.cond))
 }
 
 /// A field that returns nodes of one model, with the context its arguments are read from.
@@ -311,35 +363,48 @@ fn raw_arg(ctx: &Context<'_>, name: &str) -> ServerResult<Option<(Pos, Value)>> 
 /// when explicitly null. Read with the field's Rust type so errors are those of the type (e.g.
 /// an Int beyond 32 bits).
 fn value_arg(ctx: &Context<'_>, name: &str, field: &FieldMeta) -> ServerResult<Option<Val>> {
-    fn typed<T: InputType + IntoVal>(ctx: &Context<'_>, name: &str) -> ServerResult<Option<Val>> {
-        Ok(opt(arg::<MaybeUndefined<T>>(ctx, name)?))
+    let (pos, value) = ctx.param_value::<MaybeUndefined<Raw>>(name, None)?;
+    let value = match value {
+        MaybeUndefined::Undefined => None,
+        MaybeUndefined::Null => Some(Value::Null),
+        MaybeUndefined::Value(raw) => Some(raw.0),
+    };
+    value_of(value, field, pos)
+}
+
+/// [`value_arg`] over an argument's value (`None` when absent), errors placed at `pos`.
+pub(crate) fn value_of(
+    value: Option<Value>,
+    field: &FieldMeta,
+    pos: Pos,
+) -> ServerResult<Option<Val>> {
+    fn typed<T: InputType + IntoVal>(value: Option<Value>, pos: Pos) -> ServerResult<Option<Val>> {
+        MaybeUndefined::<T>::parse(value)
+            .map(opt)
+            .map_err(|e| e.into_server_error(pos))
     }
     match (field.kind, field.list) {
-        (Kind::Id, false) => typed::<ID>(ctx, name),
-        (Kind::Id, true) => typed::<Vec<ID>>(ctx, name),
-        (Kind::Int, false) => typed::<i32>(ctx, name),
-        (Kind::Int, true) => typed::<Vec<i32>>(ctx, name),
-        (Kind::Float, false) => typed::<f64>(ctx, name),
-        (Kind::Float, true) => typed::<Vec<f64>>(ctx, name),
-        (Kind::Boolean, false) => typed::<bool>(ctx, name),
-        (Kind::Boolean, true) => typed::<Vec<bool>>(ctx, name),
-        (Kind::DateTime, false) => typed::<DateTime>(ctx, name),
-        (Kind::DateTime, true) => typed::<Vec<DateTime>>(ctx, name),
-        (Kind::Json, false) => typed::<Json>(ctx, name),
-        (Kind::Json, true) => typed::<Vec<Json>>(ctx, name),
-        (Kind::Enum, _) => {
+        (Kind::Id, false) => typed::<ID>(value, pos),
+        (Kind::Id, true) => typed::<Vec<ID>>(value, pos),
+        (Kind::Int, false) => typed::<i32>(value, pos),
+        (Kind::Int, true) => typed::<Vec<i32>>(value, pos),
+        (Kind::Float, false) => typed::<f64>(value, pos),
+        (Kind::Float, true) => typed::<Vec<f64>>(value, pos),
+        (Kind::Boolean, false) => typed::<bool>(value, pos),
+        (Kind::Boolean, true) => typed::<Vec<bool>>(value, pos),
+        (Kind::DateTime, false) => typed::<DateTime>(value, pos),
+        (Kind::DateTime, true) => typed::<Vec<DateTime>>(value, pos),
+        (Kind::Json, false) => typed::<Json>(value, pos),
+        (Kind::Json, true) => typed::<Vec<Json>>(value, pos),
+        (Kind::Enum, _) => match value {
             // Enum values are checked by validation against the registered enum type.
-            let (pos, value) = ctx.param_value::<MaybeUndefined<Raw>>(name, None)?;
-            if value.is_undefined() {
-                return Ok(None);
-            }
-            let value = value.take().map_or(Value::Null, |raw| raw.0);
-            Val::from_graphql(&value, Kind::Enum)
+            None => Ok(None),
+            Some(value) => Val::from_graphql(&value, Kind::Enum)
                 .map(Some)
-                .map_err(|e| ServerError::new(e, Some(pos)))
-        }
-        (_, false) => typed::<String>(ctx, name),
-        (_, true) => typed::<Vec<String>>(ctx, name),
+                .map_err(|e| ServerError::new(e, Some(pos))),
+        },
+        (_, false) => typed::<String>(value, pos),
+        (_, true) => typed::<Vec<String>>(value, pos),
     }
 }
 

@@ -11,6 +11,7 @@
 pub mod api;
 pub mod auth;
 pub mod cli;
+mod direct;
 pub mod edges;
 pub mod error;
 pub mod filter;

@@ -289,13 +289,7 @@ async fn list<R: Record>(ctx: &Context<'_>, page: Page) -> ApiResult<Vec<R>> {
     } else {
         push_select(&mut sql, meta, "t0");
     }
-    sql.push(" WHERE ");
-    page.push_conditions(&mut sql, meta, "t0");
-    push_order(&mut sql, meta, "t0", &page.read_order());
-    sql.push(" LIMIT ").push(&page.limit().to_string());
-    if let Some(skip) = page.skip {
-        sql.push(" OFFSET ").push(&skip.to_string());
-    }
+    push_page(&mut sql, meta, "t0", &page);
     if flagged.is_some() {
         sql.push(") AS ").push(OUTER);
         push_order(&mut sql, meta, OUTER, &page.read_order());
@@ -321,6 +315,17 @@ async fn list<R: Record>(ctx: &Context<'_>, page: Page) -> ApiResult<Vec<R>> {
         out.reverse();
     }
     Ok(out)
+}
+
+/// Appends ` WHERE <conditions> ORDER BY … LIMIT … [OFFSET …]`: the rows of `page` over `alias`.
+pub(crate) fn push_page(sql: &mut Sql, meta: &ModelMeta, alias: &str, page: &Page) {
+    sql.push(" WHERE ");
+    page.push_conditions(sql, meta, alias);
+    push_order(sql, meta, alias, &page.read_order());
+    sql.push(" LIMIT ").push(&page.limit().to_string());
+    if let Some(skip) = page.skip {
+        sql.push(" OFFSET ").push(&skip.to_string());
+    }
 }
 
 /// When the selection of a list of `R` reads a field only a permission query can grant: the
@@ -421,30 +426,37 @@ pub async fn count<R: Record>(
     args: ListArgs<R>,
 ) -> async_graphql::Result<QueryMeta> {
     let state = State::of(ctx);
-    let meta = R::META;
     let filter = args.count_filter()?;
-    let mut sql = state.db.sql();
+    let exec = Exec {
+        conn: state.db.reader(),
+        counter: request_counter(ctx),
+    };
+    Ok(QueryMeta {
+        count: count_rows(&exec, R::META, filter.as_ref()).await?,
+    })
+}
+
+/// How many nodes of `meta` match `filter` (one statement).
+pub(crate) async fn count_rows<C: ConnectionTrait>(
+    exec: &Exec<'_, C>,
+    meta: &ModelMeta,
+    filter: Option<&Cond>,
+) -> ApiResult<i32> {
+    let mut sql = Sql::new(exec.backend());
     sql.push("SELECT COUNT(*) FROM ")
         .ident(meta.table)
         .push(" AS t0 WHERE ");
-    match &filter {
+    match filter {
         Some(f) => render(f, meta, "t0", &mut sql),
         None => {
             sql.push("1=1");
         }
     }
-    let exec = Exec {
-        conn: state.db.reader(),
-        counter: request_counter(ctx),
-    };
-    let row = exec.one(sql).await.map_err(ApiError::from)?;
-    let count: i64 = match row {
-        Some(row) => row.try_get_by_index(0).map_err(ApiError::from)?,
+    let count: i64 = match exec.one(sql).await? {
+        Some(row) => row.try_get_by_index(0)?,
         None => 0,
     };
-    Ok(QueryMeta {
-        count: i32::try_from(count).unwrap_or(i32::MAX),
-    })
+    Ok(i32::try_from(count).unwrap_or(i32::MAX))
 }
 
 /// `<Type>(id, <unique field>…)`: the first supplied argument, in declaration order, is used.

@@ -216,22 +216,31 @@ impl RelLoaders {
 
     /// One statement for every parent of a query.
     async fn run(&self, query: &RelQuery, parents: &[&str]) -> ApiResult<HashMap<String, Loaded>> {
-        match &query.spec {
-            Spec::Page(page) => {
-                self.run_page(query.field(), page, parents, query.flags)
-                    .await
-            }
-            Spec::Count(filter) => self.run_count(query.field(), filter, parents).await,
-        }
+        Ok(match &query.spec {
+            Spec::Page(page) => self
+                .run_page(query.field(), page, parents, query.flags)
+                .await?
+                .into_iter()
+                .map(|(parent, rows)| (parent, Loaded::Rows(Arc::new(rows))))
+                .collect(),
+            Spec::Count(filter) => self
+                .run_count(query.field(), filter.as_ref(), parents)
+                .await?
+                .into_iter()
+                .map(|(parent, count)| (parent, Loaded::Count(count)))
+                .collect(),
+        })
     }
 
-    async fn run_page(
+    /// The page of related rows of every parent in `parents` (absent when it has none), in one
+    /// statement; the rows hold every column of the target, in field order.
+    pub(crate) async fn run_page(
         &self,
         field: &RelFieldMeta,
         page: &Page,
         parents: &[&str],
         flags: bool,
-    ) -> ApiResult<HashMap<String, Loaded>> {
+    ) -> ApiResult<HashMap<String, Vec<QueryResult>>> {
         let target = field.target;
         // SELECT * FROM (SELECT <cols>, j.own AS __p, ROW_NUMBER() OVER (…) AS __rn …) AS s
         // WHERE __rn in (skip, skip + limit] ORDER BY __p, __rn
@@ -300,23 +309,21 @@ impl RelLoaders {
             let parent: String = row.try_get_by_index(parent_col)?;
             by_parent.entry(parent).or_default().push(row);
         }
-        Ok(by_parent
-            .into_iter()
-            .map(|(parent, mut rows)| {
-                if page.reads_backwards() {
-                    rows.reverse();
-                }
-                (parent, Loaded::Rows(Arc::new(rows)))
-            })
-            .collect())
+        if page.reads_backwards() {
+            for rows in by_parent.values_mut() {
+                rows.reverse();
+            }
+        }
+        Ok(by_parent)
     }
 
-    async fn run_count(
+    /// How many related nodes match `filter`, for every parent in `parents` that has any.
+    pub(crate) async fn run_count(
         &self,
         field: &RelFieldMeta,
-        filter: &Option<Cond>,
+        filter: Option<&Cond>,
         parents: &[&str],
-    ) -> ApiResult<HashMap<String, Loaded>> {
+    ) -> ApiResult<HashMap<String, i32>> {
         let mut sql = Sql::new(self.state.db.backend());
         sql.push("SELECT ").col("j", field.own).push(", COUNT(*)");
         push_join(&mut sql, field, parents);
@@ -329,10 +336,7 @@ impl RelLoaders {
         for row in self.exec().all(sql).await? {
             let parent: String = row.try_get_by_index(0)?;
             let count: i64 = row.try_get_by_index(1)?;
-            out.insert(
-                parent,
-                Loaded::Count(i32::try_from(count).unwrap_or(i32::MAX)),
-            );
+            out.insert(parent, i32::try_from(count).unwrap_or(i32::MAX));
         }
         Ok(out)
     }

@@ -7,6 +7,7 @@
 //! the [`Principal`] goes into the data of every GraphQL request of the envelope.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use actix_web::dev::Server;
 use actix_web::http::header::{self, HeaderValue};
@@ -20,6 +21,7 @@ use serde::Serialize;
 
 use crate::auth::{Auth, Principal, bearer};
 use crate::cli::ServiceDef;
+use crate::direct::{self, Plan, Plans};
 use crate::error::INTERNAL;
 use crate::nulls::Nullability;
 use crate::roots::{Mutation, PermissionQuery, Query};
@@ -36,6 +38,10 @@ const MAX_COMPLEXITY: usize = 20_000;
 /// Response header carrying the number of SQL statements a request ran.
 pub const STATEMENTS_HEADER: &str = "Svc-Sql-Statements";
 
+/// Response header carrying how many of the request's GraphQL requests were answered by a
+/// compiled plan instead of the executor (see `direct.rs`).
+pub const DIRECT_HEADER: &str = "Svc-Direct";
+
 /// Everything the HTTP handlers share.
 pub struct Service<S: ServiceDef> {
     pub schema: Schema<Query<S>, Mutation<S>, EmptySubscription>,
@@ -49,6 +55,8 @@ pub struct Service<S: ServiceDef> {
     nulls: Nullability,
     /// The same for the permission schema.
     permission_nulls: Nullability,
+    /// The compiled plans of the client API's query texts.
+    plans: Plans,
     state: Arc<State>,
 }
 
@@ -90,6 +98,7 @@ impl<S: ServiceDef> Service<S> {
             alias,
             nulls,
             permission_nulls,
+            plans: Plans::default(),
             state,
         }
     }
@@ -214,6 +223,19 @@ fn project_not_found(id: &str, request_id: &str) -> HttpResponse {
 }
 
 fn json_response(body: &impl Serialize, request_id: &str, statements: Option<u32>) -> HttpResponse {
+    match serde_json::to_vec(body) {
+        Ok(bytes) => json_bytes_response(bytes, request_id, statements, None),
+        Err(_) => HttpResponse::InternalServerError().finish(),
+    }
+}
+
+/// A JSON body already serialised; `direct` is the value of [`DIRECT_HEADER`].
+fn json_bytes_response(
+    body: Vec<u8>,
+    request_id: &str,
+    statements: Option<u32>,
+    direct: Option<u32>,
+) -> HttpResponse {
     let mut res = HttpResponse::Ok();
     res.content_type("application/json");
     if let Ok(v) = HeaderValue::from_str(request_id) {
@@ -222,10 +244,10 @@ fn json_response(body: &impl Serialize, request_id: &str, statements: Option<u32
     if let Some(n) = statements {
         res.insert_header((STATEMENTS_HEADER, n.to_string()));
     }
-    match serde_json::to_vec(body) {
-        Ok(bytes) => res.body(bytes),
-        Err(_) => HttpResponse::InternalServerError().finish(),
+    if let Some(n) = direct {
+        res.insert_header((DIRECT_HEADER, n.to_string()));
     }
+    res.body(body)
 }
 
 async fn simple<S: ServiceDef>(
@@ -274,16 +296,19 @@ async fn client_api<S: ServiceDef>(
         } else {
             &service.nulls
         },
+        plans: (!permission_schema).then_some(&service.plans),
         request_id: &request_id,
         counter: &counter,
         principal: &principal,
+        direct: AtomicU32::new(0),
     };
     let out = if permission_schema {
         cx.run(&service.permissions, body).await
     } else {
         cx.run(&service.schema, body).await
     };
-    json_response(&out, &request_id, Some(counter.get()))
+    let direct = cx.direct.load(Ordering::Relaxed);
+    json_bytes_response(out, &request_id, Some(counter.get()), Some(direct))
 }
 
 /// `POST /system`: the System API. One request per body (no batching); a body or query that
@@ -328,34 +353,66 @@ async fn system<S: ServiceDef>(
 struct Envelope<'a> {
     state: &'a Arc<State>,
     nulls: &'a Nullability,
+    /// The plan cache, for the client API (`None` for the permission schema).
+    plans: Option<&'a Plans>,
     request_id: &'a str,
     counter: &'a Arc<Counter>,
     principal: &'a Principal,
+    /// How many requests a plan answered.
+    direct: AtomicU32,
 }
 
 impl Envelope<'_> {
     /// Runs a body of the client APIs: one request object, or a batch (a JSON array of them).
-    async fn run<E: Executor>(&self, schema: &E, body: &[u8]) -> serde_json::Value {
+    /// Returns the response body.
+    async fn run<E: Executor>(&self, schema: &E, body: &[u8]) -> Vec<u8> {
         match serde_json::from_slice::<serde_json::Value>(body) {
             Ok(serde_json::Value::Array(items)) => {
-                let mut outs = Vec::with_capacity(items.len());
-                for item in items {
-                    outs.push(self.run_one(schema, item).await);
+                let mut out = vec![b'['];
+                for (i, item) in items.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    out.extend(self.run_one(schema, item).await);
                 }
-                serde_json::Value::Array(outs)
+                out.push(b']');
+                out
             }
             Ok(item @ serde_json::Value::Object(_)) => self.run_one(schema, item).await,
-            _ => serde_json::json!({
+            _ => to_json(&serde_json::json!({
                 "error": format!("input could not be parsed: '{}'", String::from_utf8_lossy(body)),
-            }),
+            })),
         }
     }
 
-    /// Runs one GraphQL request of the envelope and renders it in the reference's shapes.
-    async fn run_one<E: Executor>(&self, schema: &E, item: serde_json::Value) -> serde_json::Value {
-        let request = match parse_request(item, self.request_id) {
+    /// Runs one GraphQL request of the envelope and renders it in the reference's shapes: by
+    /// its compiled plan when it has one that applies, otherwise by the executor.
+    async fn run_one<E: Executor>(&self, schema: &E, item: serde_json::Value) -> Vec<u8> {
+        let incoming = match read_request(item, self.request_id) {
+            Ok(incoming) => incoming,
+            Err(error) => return to_json(&error),
+        };
+        let known = self
+            .plans
+            .map(|p| p.get(&incoming.query, incoming.operation.as_deref()));
+        if let Some(Some(Some(plan))) = &known
+            && let Some(out) = self.direct(plan, &incoming.variables).await
+        {
+            self.direct.fetch_add(1, Ordering::Relaxed);
+            return out;
+        }
+        let mut request = match incoming.into_request() {
             Ok(request) => request,
-            Err(error) => return error,
+            Err(error) => return to_json(&error),
+        };
+        // A text not seen before: compile it now (the executor consumes the document), and
+        // keep the plan once the executor has validated the text.
+        let operation = request.operation_name.clone();
+        let learned = match (known, request.parsed_query()) {
+            (Some(None), Ok(doc)) => {
+                Some(direct::compile(self.state.service, doc, operation.as_deref()).map(Arc::new))
+            }
+            _ => None,
         };
         let request = request
             .data(RequestCx {
@@ -369,17 +426,52 @@ impl Envelope<'_> {
                 self.principal.clone(),
             ));
         let query = request.query.clone();
-        let operation = request.operation_name.clone();
         let response = schema.execute(request).await;
+        // Errors without a path are the document's (syntax, validation, operation choice).
+        if let (Some(plans), Some(plan)) = (self.plans, learned)
+            && response.errors.iter().all(|e| !e.path.is_empty())
+        {
+            plans.insert(&query, operation.as_deref(), plan);
+        }
         let types = (self.nulls, query.as_str(), operation.as_deref());
-        render(response, self.request_id, Some(types))
+        to_json(&render(response, self.request_id, Some(types)))
+    }
+
+    /// Runs `plan`; `None` when the executor must answer. The statements of a run that gives
+    /// up are not counted.
+    async fn direct(&self, plan: &Plan, variables: &Variables) -> Option<Vec<u8>> {
+        let counter = Arc::new(Counter::new());
+        let loaders =
+            crate::related::loaders(self.state.clone(), counter.clone(), self.principal.clone());
+        let run = direct::Run {
+            plan,
+            state: self.state,
+            principal: self.principal,
+            variables,
+            counter: &counter,
+            loaders: &loaders,
+        };
+        let out = run.execute().await?;
+        self.counter.add(counter.get());
+        Some(out)
     }
 }
 
-/// Reads one request object (`query`, `variables` as an object or JSON text, `operationName`)
-/// and parses its query; `Err` holds the error body (3024 for bad variables, the reference's
-/// syntax-error text).
-fn parse_request(item: serde_json::Value, request_id: &str) -> Result<Request, serde_json::Value> {
+fn to_json(value: &serde_json::Value) -> Vec<u8> {
+    // A `serde_json::Value` always serialises.
+    serde_json::to_vec(value).unwrap_or_default()
+}
+
+/// A request object's parts: `query`, `variables` (an object or JSON text) and
+/// `operationName`.
+struct Incoming {
+    query: String,
+    variables: Variables,
+    operation: Option<String>,
+}
+
+/// Reads one request object; `Err` holds the error body (3024 for bad variables).
+fn read_request(item: serde_json::Value, request_id: &str) -> Result<Incoming, serde_json::Value> {
     let serde_json::Value::Object(mut obj) = item else {
         return Err(serde_json::json!({ "error": format!("input could not be parsed: '{item}'") }));
     };
@@ -402,16 +494,36 @@ fn parse_request(item: serde_json::Value, request_id: &str) -> Result<Request, s
         },
         Some(v) => Variables::from_json(v),
     };
-    let mut request = Request::new(query).variables(variables);
-    if let Some(serde_json::Value::String(name)) = obj.remove("operationName") {
-        request = request.operation_name(name);
+    let operation = match obj.remove("operationName") {
+        Some(serde_json::Value::String(name)) => Some(name),
+        _ => None,
+    };
+    Ok(Incoming {
+        query,
+        variables,
+        operation,
+    })
+}
+
+impl Incoming {
+    /// The request, its query parsed; `Err` holds the reference's syntax-error body.
+    fn into_request(self) -> Result<Request, serde_json::Value> {
+        let mut request = Request::new(self.query).variables(self.variables);
+        if let Some(name) = self.operation {
+            request = request.operation_name(name);
+        }
+        if let Err(err) = request.parsed_query() {
+            return Err(serde_json::json!({
+                "error": format!("Syntax error while parsing GraphQL query. {}", err.message),
+            }));
+        }
+        Ok(request)
     }
-    if let Err(err) = request.parsed_query() {
-        return Err(serde_json::json!({
-            "error": format!("Syntax error while parsing GraphQL query. {}", err.message),
-        }));
-    }
-    Ok(request)
+}
+
+/// Reads one request object and parses its query; `Err` holds the error body.
+fn parse_request(item: serde_json::Value, request_id: &str) -> Result<Request, serde_json::Value> {
+    read_request(item, request_id)?.into_request()
 }
 
 /// Renders an executed request: validation errors without `data` or `code`; otherwise `data`

@@ -142,6 +142,11 @@ impl Counter {
     pub fn get(&self) -> u32 {
         self.0.load(Ordering::Relaxed)
     }
+
+    /// Counts `n` statements run elsewhere (by a part of the request that kept its own count).
+    pub fn add(&self, n: u32) {
+        self.0.fetch_add(n, Ordering::Relaxed);
+    }
 }
 
 /// A connection (pool or transaction) plus the request's statement counter.

@@ -1,0 +1,811 @@
+//! Direct execution of plain read queries: a query text the GraphQL executor has validated once
+//! is compiled into a [`Plan`], and later requests with the same text run the plan: the same SQL
+//! statements the executor's resolvers run, with the rows written straight into the response
+//! text, without a future, a `Value` or a map per field.
+//!
+//! What a plan covers: query operations whose variables are of the built-in scalar types, made
+//! of `all<Plural>`, `<Type>(…)`, `_all<Plural>Meta` and `__typename` at the root, and below
+//! them scalar fields, `__typename` and relation fields (with their `_<field>Meta`), without
+//! fragments, directives or repeated response keys. Anything else is answered by the executor.
+//!
+//! A plan never reports an error. Whatever would be one (an argument that does not parse or
+//! breaks a paging rule, a field the requester may not read, a database error, a stored value
+//! that does not decode) makes the plan give up, and the executor answers the request as it
+//! would have without plans, with its errors. Queries write nothing, so running the statements
+//! again is harmless; the statements of a plan that gave up are not counted.
+//!
+//! Why the first validation holds for later requests with the same text: GraphQL validation
+//! depends on the document and the schema only, except for the check of argument values into
+//! which variables are substituted. A plan parses every argument with the same input types the
+//! resolvers use, so a value that the executor would refuse makes the plan give up.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::ops::Range;
+use std::pin::Pin;
+use std::sync::{Arc, RwLock};
+
+use async_graphql::parser::types::{
+    BaseType, DocumentOperations, ExecutableDocument, Field, OperationType, Selection, SelectionSet,
+};
+use async_graphql::{Name, Pos, Positioned, Value, Variables};
+use sea_orm::QueryResult;
+
+use crate::api::value_of;
+use crate::auth::Principal;
+use crate::meta::{FieldMeta, Kind, ModelMeta, ServiceMeta};
+use crate::read::{Page, count_rows, find_row, push_page};
+use crate::record::Column;
+use crate::related::RelLoaders;
+use crate::state::State;
+use crate::storage::{Backend, Counter, Exec, push_select_col};
+use crate::value::{DateTime, Json, format_datetime};
+
+/// How many query texts the cache keeps; when full it starts again (clients send a few fixed
+/// texts, so this bounds only clients that build a new text per request).
+const MAX_PLANS: usize = 1024;
+
+/// The plans of the query texts seen so far: `None` for a text known not to be direct.
+#[derive(Default)]
+pub(crate) struct Plans {
+    by_query: RwLock<HashMap<String, Vec<Known>>>,
+}
+
+/// What is known of a query text run as one operation (by name).
+type Known = (Option<String>, Option<Arc<Plan>>);
+
+impl Plans {
+    /// What is known of `query` run as `operation`: `None` when it has not been seen.
+    pub(crate) fn get(&self, query: &str, operation: Option<&str>) -> Option<Option<Arc<Plan>>> {
+        let map = self.by_query.read().unwrap_or_else(|e| e.into_inner());
+        map.get(query)?
+            .iter()
+            .find(|(op, _)| op.as_deref() == operation)
+            .map(|(_, plan)| plan.clone())
+    }
+
+    /// Remembers the plan of a query text the executor has validated.
+    pub(crate) fn insert(&self, query: &str, operation: Option<&str>, plan: Option<Arc<Plan>>) {
+        let mut map = self.by_query.write().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= MAX_PLANS {
+            map.clear();
+        }
+        let entry = map.entry(query.to_owned()).or_default();
+        if !entry.iter().any(|(op, _)| op.as_deref() == operation) {
+            entry.push((operation.map(str::to_owned), plan));
+        }
+    }
+}
+
+/// A compiled query.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    vars: Vec<Var>,
+    roots: Vec<Keyed<Root>>,
+}
+
+/// A variable definition: its name and the value it takes when the request leaves it out
+/// (its default; `null` when it is nullable).
+#[derive(Debug)]
+struct Var {
+    name: Name,
+    default: Option<Value>,
+}
+
+/// A field with the text its value follows in the response (`"key":`).
+#[derive(Debug)]
+struct Keyed<T> {
+    key: String,
+    what: T,
+}
+
+/// Arguments as written in the query, variables unresolved.
+type Args = Vec<(Name, async_graphql_value::Value)>;
+
+#[derive(Debug)]
+enum Root {
+    Typename,
+    /// `all<Plural>(…)`.
+    All {
+        args: Args,
+        object: Object,
+    },
+    /// `<Type>(<unique field>: …)`.
+    One {
+        args: Args,
+        object: Object,
+    },
+    /// `_all<Plural>Meta(…)`.
+    Count {
+        meta: &'static ModelMeta,
+        args: Args,
+        fields: Vec<Keyed<CountField>>,
+    },
+}
+
+/// A selection on a model's object type.
+#[derive(Debug)]
+struct Object {
+    meta: &'static ModelMeta,
+    items: Vec<Keyed<Item>>,
+    /// The columns selected, in order; `None` when the rows hold every column in field order.
+    columns: Option<Vec<usize>>,
+}
+
+#[derive(Debug)]
+enum Item {
+    Typename,
+    /// A scalar field and where its value is in the row.
+    Scalar {
+        field: usize,
+        at: usize,
+    },
+    /// A relation field (`rel` indexes the model's relations).
+    Related {
+        rel: usize,
+        args: Args,
+        object: Object,
+    },
+    /// `_<field>Meta` of a to-many relation field.
+    Count {
+        rel: usize,
+        args: Args,
+        fields: Vec<Keyed<CountField>>,
+    },
+}
+
+#[derive(Debug)]
+enum CountField {
+    Count,
+    Typename,
+}
+
+impl Object {
+    /// Where the node's id is in the row.
+    fn id_at(&self) -> usize {
+        match &self.columns {
+            Some(cols) => cols.iter().position(|&c| c == self.meta.id).unwrap_or(0),
+            None => self.meta.id,
+        }
+    }
+
+    fn has_relations(&self) -> bool {
+        self.items
+            .iter()
+            .any(|i| matches!(i.what, Item::Related { .. } | Item::Count { .. }))
+    }
+}
+
+/// Compiles the operation `operation` of `doc`; `None` when it is not direct.
+pub(crate) fn compile(
+    service: &'static ServiceMeta,
+    doc: &ExecutableDocument,
+    operation: Option<&str>,
+) -> Option<Plan> {
+    let op = match (&doc.operations, operation) {
+        (DocumentOperations::Single(op), None) => op,
+        (DocumentOperations::Multiple(ops), Some(name)) => ops.get(name)?,
+        (DocumentOperations::Multiple(ops), None) if ops.len() == 1 => ops.values().next()?,
+        _ => return None,
+    };
+    let op = &op.node;
+    if op.ty != OperationType::Query || !op.directives.is_empty() {
+        return None;
+    }
+    let mut vars = Vec::new();
+    for def in &op.variable_definitions {
+        let def = &def.node;
+        let BaseType::Named(ty) = &def.var_type.node.base else {
+            return None;
+        };
+        if !def.directives.is_empty()
+            || !matches!(ty.as_str(), "ID" | "String" | "Int" | "Float" | "Boolean")
+        {
+            return None;
+        }
+        vars.push(Var {
+            name: def.name.node.clone(),
+            default: def.default_value().cloned(),
+        });
+    }
+    let roots = fields(&op.selection_set)?
+        .into_iter()
+        .map(|f| root(service, f))
+        .collect::<Option<_>>()?;
+    Some(Plan { vars, roots })
+}
+
+/// The fields of a selection set; `None` with fragments, directives or a repeated key.
+fn fields(set: &Positioned<SelectionSet>) -> Option<Vec<&Field>> {
+    let mut out: Vec<&Field> = Vec::new();
+    for item in &set.node.items {
+        let Selection::Field(field) = &item.node else {
+            return None;
+        };
+        let field = &field.node;
+        let key = &field.response_key().node;
+        if !field.directives.is_empty() || out.iter().any(|f| &f.response_key().node == key) {
+            return None;
+        }
+        out.push(field);
+    }
+    Some(out)
+}
+
+fn keyed<T>(field: &Field, what: T) -> Keyed<T> {
+    Keyed {
+        key: format!("\"{}\":", field.response_key().node),
+        what,
+    }
+}
+
+fn args(field: &Field) -> Args {
+    field
+        .arguments
+        .iter()
+        .map(|(n, v)| (n.node.clone(), v.node.clone()))
+        .collect()
+}
+
+/// A root field, matched as the executor's `Query` matches it.
+fn root(service: &'static ServiceMeta, field: &Field) -> Option<Keyed<Root>> {
+    let name = field.name.node.as_str();
+    if name == "__typename" {
+        return Some(keyed(field, Root::Typename));
+    }
+    if matches!(name, "node" | "user" | "_empty") {
+        return None;
+    }
+    let count_of = name
+        .strip_prefix("_all")
+        .and_then(|n| n.strip_suffix("Meta"));
+    let meta = service.models.iter().find(|m| {
+        name.strip_prefix("all") == Some(m.plural) || count_of == Some(m.plural) || name == m.name
+    })?;
+    let what = if name.strip_prefix("all") == Some(meta.plural) {
+        Root::All {
+            args: args(field),
+            object: object(meta, &field.selection_set, false)?,
+        }
+    } else if count_of == Some(meta.plural) {
+        Root::Count {
+            meta,
+            args: args(field),
+            fields: count_fields(&field.selection_set)?,
+        }
+    } else {
+        Root::One {
+            args: args(field),
+            object: object(meta, &field.selection_set, true)?,
+        }
+    };
+    Some(keyed(field, what))
+}
+
+fn count_fields(set: &Positioned<SelectionSet>) -> Option<Vec<Keyed<CountField>>> {
+    fields(set)?
+        .into_iter()
+        .map(|f| match f.name.node.as_str() {
+            "count" => Some(keyed(f, CountField::Count)),
+            "__typename" => Some(keyed(f, CountField::Typename)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The selection on a node of `meta`; `all_columns` when its rows will hold every column.
+fn object(
+    meta: &'static ModelMeta,
+    set: &Positioned<SelectionSet>,
+    all_columns: bool,
+) -> Option<Object> {
+    let mut items = Vec::new();
+    let mut columns: Vec<usize> = Vec::new();
+    fn column(columns: &mut Vec<usize>, field: usize) -> usize {
+        match columns.iter().position(|&c| c == field) {
+            Some(at) => at,
+            None => {
+                columns.push(field);
+                columns.len() - 1
+            }
+        }
+    }
+    for f in fields(set)? {
+        let name = f.name.node.as_str();
+        let count_of = name.strip_prefix('_').and_then(|n| n.strip_suffix("Meta"));
+        let what = if name == "__typename" {
+            Item::Typename
+        } else if let Some(field) = meta.fields.iter().position(|c| c.exposed && c.name == name) {
+            let c = &meta.fields[field];
+            if c.kind == Kind::Enum && c.list {
+                return None;
+            }
+            let at = if all_columns {
+                field
+            } else {
+                column(&mut columns, field)
+            };
+            Item::Scalar { field, at }
+        } else if let Some(rel) = meta.relations.iter().position(|r| r.name == name) {
+            let object = object(meta.relations[rel].target, &f.selection_set, true)?;
+            Item::Related {
+                rel,
+                args: args(f),
+                object,
+            }
+        } else if let Some(rel) = meta
+            .relations
+            .iter()
+            .position(|r| r.list && count_of == Some(r.name))
+        {
+            Item::Count {
+                rel,
+                args: args(f),
+                fields: count_fields(&f.selection_set)?,
+            }
+        } else {
+            return None;
+        };
+        items.push(keyed(f, what));
+    }
+    let mut object = Object {
+        meta,
+        items,
+        columns: None,
+    };
+    if !all_columns {
+        if object.has_relations() || columns.is_empty() {
+            column(&mut columns, meta.id);
+        }
+        object.columns = Some(columns);
+    }
+    Some(object)
+}
+
+/// What a plan's run needs from the request.
+pub(crate) struct Run<'a> {
+    pub plan: &'a Plan,
+    pub state: &'a State,
+    pub principal: &'a Principal,
+    pub variables: &'a Variables,
+    /// The statements of the run, added to the request's count when the run succeeds.
+    pub counter: &'a Counter,
+    pub loaders: &'a RelLoaders,
+}
+
+/// The rows of one selection level, and what its relation fields read for them.
+struct Fetched {
+    rows: Vec<QueryResult>,
+    /// One entry per relation item of the object, in item order.
+    rels: Vec<Rel>,
+}
+
+enum Rel {
+    /// Each parent's rows (a range of `inner.rows`).
+    Rows {
+        ranges: HashMap<String, Range<usize>>,
+        inner: Fetched,
+    },
+    Counts(HashMap<String, i32>),
+}
+
+type Fut<'a, T> = Pin<Box<dyn Future<Output = Option<T>> + Send + 'a>>;
+
+impl Run<'_> {
+    /// Runs `plan`: the whole response body, or `None` when the executor must answer.
+    pub(crate) async fn execute(&self) -> Option<Vec<u8>> {
+        let plan = self.plan;
+        if !plan.roots.iter().all(|r| self.may_read_root(&r.what)) {
+            return None;
+        }
+        let mut out = Vec::with_capacity(1024);
+        out.extend_from_slice(b"{\"data\":{");
+        for (i, root) in plan.roots.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(root.key.as_bytes());
+            match &root.what {
+                Root::Typename => write_str(&mut out, "Query"),
+                Root::All { args, object } => {
+                    let args = self.resolve(args)?;
+                    let page = (object.meta.ops.page)(&args)?;
+                    let rows = self.list(object, &page).await?;
+                    let fetched = self.fetch(object, rows).await?;
+                    out.push(b'[');
+                    for j in 0..fetched.rows.len() {
+                        if j > 0 {
+                            out.push(b',');
+                        }
+                        self.write_object(&mut out, object, &fetched, j)?;
+                    }
+                    out.push(b']');
+                }
+                Root::One { args, object } => {
+                    let args = self.resolve(args)?;
+                    let rows = self.one(object.meta, &args).await?;
+                    let fetched = self.fetch(object, rows).await?;
+                    if fetched.rows.is_empty() {
+                        out.extend_from_slice(b"null");
+                    } else {
+                        self.write_object(&mut out, object, &fetched, 0)?;
+                    }
+                }
+                Root::Count { meta, args, fields } => {
+                    let args = self.resolve(args)?;
+                    let filter = (meta.ops.count_filter)(&args)?;
+                    let count = count_rows(&self.exec(), meta, filter.as_ref()).await.ok()?;
+                    write_count(&mut out, fields, count);
+                }
+            }
+        }
+        out.extend_from_slice(b"}}");
+        Some(out)
+    }
+
+    fn exec(&self) -> Exec<'_, sea_orm::DatabaseConnection> {
+        Exec {
+            conn: self.state.db.reader(),
+            counter: self.counter,
+        }
+    }
+
+    fn backend(&self) -> Backend {
+        self.state.db.backend()
+    }
+
+    /// Whether every scalar field the root selects passes the read permissions without a
+    /// permission query (the plan does not evaluate them; the executor does).
+    fn may_read_root(&self, root: &Root) -> bool {
+        match root {
+            Root::All { object, .. } | Root::One { object, .. } => self.may_read(object),
+            Root::Typename | Root::Count { .. } => true,
+        }
+    }
+
+    fn may_read(&self, object: &Object) -> bool {
+        if self.principal.is_admin() {
+            return true;
+        }
+        let Some(rules) = self.state.reads.of(object.meta, self.principal) else {
+            return false;
+        };
+        object.items.iter().all(|item| match &item.what {
+            Item::Scalar { field, .. } => rules.passes(object.meta.fields[*field].name),
+            Item::Related { object, .. } => self.may_read(object),
+            Item::Typename | Item::Count { .. } => true,
+        })
+    }
+
+    /// The arguments with their variables resolved as the executor resolves them; `None` when
+    /// a variable is missing.
+    fn resolve(&self, args: &Args) -> Option<Vec<(Name, Value)>> {
+        args.iter()
+            .map(|(name, value)| {
+                let value = value.clone().into_const_with(|var| {
+                    let def = self.plan.vars.iter().find(|v| v.name == var).ok_or(())?;
+                    self.variables
+                        .get(&var)
+                        .or(def.default.as_ref())
+                        .cloned()
+                        .ok_or(())
+                });
+                value.ok().map(|v| (name.clone(), v))
+            })
+            .collect()
+    }
+
+    /// The rows of a page of `object`'s model, with the object's columns.
+    async fn list(&self, object: &Object, page: &Page) -> Option<Vec<QueryResult>> {
+        let meta = object.meta;
+        let mut sql = self.state.db.sql();
+        sql.push("SELECT ");
+        match &object.columns {
+            Some(cols) => {
+                sql.join(cols, ", ", |s, &f| {
+                    push_select_col(s, "t0", &meta.fields[f])
+                });
+            }
+            None => {
+                sql.join(meta.fields, ", ", |s, f| push_select_col(s, "t0", f));
+            }
+        }
+        sql.push(" FROM ").ident(meta.table).push(" AS t0");
+        push_page(&mut sql, meta, "t0", page);
+        let mut rows = self.exec().all(sql).await.ok()?;
+        if page.reads_backwards() {
+            rows.reverse();
+        }
+        Some(rows)
+    }
+
+    /// `<Type>(…)`: the row of the node the first non-null unique argument names (all
+    /// columns), as `read::one` finds it.
+    async fn one(&self, meta: &ModelMeta, args: &[(Name, Value)]) -> Option<Vec<QueryResult>> {
+        for (field, f) in meta.unique_fields() {
+            let value = args
+                .iter()
+                .find(|(n, _)| n.as_str() == f.name)
+                .map(|(_, v)| v.clone());
+            let Some(val) = value_of(value, f, Pos::default()).ok()? else {
+                continue;
+            };
+            if val.is_null() {
+                continue;
+            }
+            let row = find_row(&self.exec(), meta, field, &val).await.ok()?;
+            return Some(row.into_iter().collect());
+        }
+        None
+    }
+
+    /// Reads what the relation fields of `object` need for `rows`, one statement per relation
+    /// field and level.
+    fn fetch<'a>(&'a self, object: &'a Object, rows: Vec<QueryResult>) -> Fut<'a, Fetched> {
+        Box::pin(async move {
+            let mut rels = Vec::new();
+            if !object.has_relations() {
+                return Some(Fetched { rows, rels });
+            }
+            let id_at = object.id_at();
+            let mut parents: Vec<String> = Vec::with_capacity(rows.len());
+            for row in &rows {
+                let id: String = row.try_get_by_index(id_at).ok()?;
+                if !parents.contains(&id) {
+                    parents.push(id);
+                }
+            }
+            let parents: Vec<&str> = parents.iter().map(String::as_str).collect();
+            for item in &object.items {
+                match &item.what {
+                    Item::Related {
+                        rel,
+                        args,
+                        object: inner,
+                    } => {
+                        let field = &object.meta.relations[*rel];
+                        let args = self.resolve(args)?;
+                        let page = if field.list {
+                            (field.target.ops.page)(&args)?
+                        } else {
+                            let filter = (field.target.ops.filter)(&args)?;
+                            Page::new(field.target, filter, Vec::new(), [None; 3], None, None)
+                                .ok()?
+                        };
+                        let mut found = if parents.is_empty() {
+                            HashMap::new()
+                        } else {
+                            self.loaders
+                                .run_page(field, &page, &parents, false)
+                                .await
+                                .ok()?
+                        };
+                        let mut all = Vec::new();
+                        let mut ranges = HashMap::with_capacity(found.len());
+                        for parent in &parents {
+                            if let Some(rows) = found.remove(*parent) {
+                                let start = all.len();
+                                all.extend(rows);
+                                ranges.insert((*parent).to_owned(), start..all.len());
+                            }
+                        }
+                        let inner = self.fetch(inner, all).await?;
+                        rels.push(Rel::Rows { ranges, inner });
+                    }
+                    Item::Count { rel, args, .. } => {
+                        let field = &object.meta.relations[*rel];
+                        let args = self.resolve(args)?;
+                        let filter = (field.target.ops.count_filter)(&args)?;
+                        let counts = if parents.is_empty() {
+                            HashMap::new()
+                        } else {
+                            self.loaders
+                                .run_count(field, filter.as_ref(), &parents)
+                                .await
+                                .ok()?
+                        };
+                        rels.push(Rel::Counts(counts));
+                    }
+                    Item::Typename | Item::Scalar { .. } => {}
+                }
+            }
+            Some(Fetched { rows, rels })
+        })
+    }
+
+    /// Writes the node `i` of `fetched` as `object` selects it.
+    fn write_object(
+        &self,
+        out: &mut Vec<u8>,
+        object: &Object,
+        fetched: &Fetched,
+        i: usize,
+    ) -> Option<()> {
+        let row = &fetched.rows[i];
+        let meta = object.meta;
+        let mut id: Option<String> = None;
+        let mut rels = fetched.rels.iter();
+        let id_at = object.id_at();
+        out.push(b'{');
+        for (n, item) in object.items.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(item.key.as_bytes());
+            match &item.what {
+                Item::Typename => write_str(out, meta.name),
+                Item::Scalar { field, at } => {
+                    write_value(out, row, *at, &meta.fields[*field], self.backend())?;
+                }
+                Item::Related {
+                    rel,
+                    object: inner_object,
+                    ..
+                } => {
+                    let Some(Rel::Rows { ranges, inner }) = rels.next() else {
+                        return None;
+                    };
+                    let id = node_id(&mut id, row, id_at)?;
+                    let range = ranges.get(id).cloned().unwrap_or(0..0);
+                    let field = &meta.relations[*rel];
+                    if field.list {
+                        out.push(b'[');
+                        for (k, j) in range.enumerate() {
+                            if k > 0 {
+                                out.push(b',');
+                            }
+                            self.write_object(out, inner_object, inner, j)?;
+                        }
+                        out.push(b']');
+                    } else if let Some(j) = range.clone().next() {
+                        self.write_object(out, inner_object, inner, j)?;
+                    } else if field.required {
+                        // The executor reports the missing node.
+                        return None;
+                    } else {
+                        out.extend_from_slice(b"null");
+                    }
+                }
+                Item::Count { fields, .. } => {
+                    let Some(Rel::Counts(counts)) = rels.next() else {
+                        return None;
+                    };
+                    let id = node_id(&mut id, row, id_at)?;
+                    write_count(out, fields, counts.get(id).copied().unwrap_or(0));
+                }
+            }
+        }
+        out.push(b'}');
+        Some(())
+    }
+}
+
+/// The id of the node in `row` (read once per node).
+fn node_id<'a>(id: &'a mut Option<String>, row: &QueryResult, at: usize) -> Option<&'a str> {
+    if id.is_none() {
+        *id = Some(row.try_get_by_index(at).ok()?);
+    }
+    id.as_deref()
+}
+
+/// `{"count":…}` as `fields` select it.
+fn write_count(out: &mut Vec<u8>, fields: &[Keyed<CountField>], count: i32) {
+    out.push(b'{');
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(f.key.as_bytes());
+        match f.what {
+            CountField::Count => write_json(out, &count),
+            CountField::Typename => write_str(out, "_QueryMeta"),
+        }
+    }
+    out.push(b'}');
+}
+
+fn write_json<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    // Writing into a Vec cannot fail, and these values always serialise.
+    let _ = serde_json::to_writer(out, value);
+}
+
+fn write_str(out: &mut Vec<u8>, s: &str) {
+    write_json(out, s);
+}
+
+/// Writes the value of `field` at `at` in `row` as the field's GraphQL output: what the record
+/// type's column decoders read, then the output of its Rust type. `None` when the value does
+/// not decode or a required field is null (the executor reports it).
+fn write_value(
+    out: &mut Vec<u8>,
+    row: &QueryResult,
+    at: usize,
+    field: &FieldMeta,
+    backend: Backend,
+) -> Option<()> {
+    fn get<T: Column>(row: &QueryResult, at: usize, backend: Backend) -> Option<Option<T>> {
+        T::get(row, at, backend).ok()
+    }
+    fn list<T: Column + serde::Serialize>(
+        out: &mut Vec<u8>,
+        row: &QueryResult,
+        at: usize,
+        backend: Backend,
+    ) -> Option<bool> {
+        let value = get::<T>(row, at, backend)?;
+        if let Some(v) = &value {
+            write_json(out, v);
+        }
+        Some(value.is_some())
+    }
+    let written = match (field.kind, field.list) {
+        (Kind::Id | Kind::String, false) => get::<String>(row, at, backend)?
+            .map(|s| write_str(out, &s))
+            .is_some(),
+        (Kind::Enum, false) => match get::<String>(row, at, backend)? {
+            Some(s) if field.enum_values.contains(&s.as_str()) => {
+                write_str(out, &s);
+                true
+            }
+            Some(_) => return None,
+            None => false,
+        },
+        (Kind::Int, false) => get::<i32>(row, at, backend)?
+            .map(|v| write_json(out, &v))
+            .is_some(),
+        (Kind::Float, false) => match get::<f64>(row, at, backend)? {
+            Some(v) if v.is_finite() => {
+                write_json(out, &v);
+                true
+            }
+            Some(_) => return None,
+            None => false,
+        },
+        (Kind::Boolean, false) => get::<bool>(row, at, backend)?
+            .map(|v| write_json(out, &v))
+            .is_some(),
+        (Kind::DateTime, false) => get::<DateTime>(row, at, backend)?
+            .map(|v| write_str(out, &format_datetime(&v.0)))
+            .is_some(),
+        (Kind::Json, false) => get::<Json>(row, at, backend)?
+            .map(|v| write_json(out, &v.0))
+            .is_some(),
+        (Kind::Id | Kind::String, true) => list::<Vec<String>>(out, row, at, backend)?,
+        (Kind::Int, true) => list::<Vec<i32>>(out, row, at, backend)?,
+        (Kind::Boolean, true) => list::<Vec<bool>>(out, row, at, backend)?,
+        (Kind::Float, true) => {
+            let value = get::<Vec<f64>>(row, at, backend)?;
+            if let Some(items) = &value {
+                if !items.iter().all(|v| v.is_finite()) {
+                    return None;
+                }
+                write_json(out, items);
+            }
+            value.is_some()
+        }
+        (Kind::DateTime, true) => {
+            let value = get::<Vec<DateTime>>(row, at, backend)?;
+            if let Some(items) = &value {
+                let texts: Vec<String> = items.iter().map(|d| format_datetime(&d.0)).collect();
+                write_json(out, &texts);
+            }
+            value.is_some()
+        }
+        (Kind::Json, true) => {
+            let value = get::<Vec<Json>>(row, at, backend)?;
+            if let Some(items) = &value {
+                let values: Vec<&serde_json::Value> = items.iter().map(|j| &j.0).collect();
+                write_json(out, &values);
+            }
+            value.is_some()
+        }
+        (Kind::Enum, true) | (Kind::Relation, _) => return None,
+    };
+    if !written {
+        if field.required && !field.list {
+            return None;
+        }
+        out.extend_from_slice(b"null");
+    }
+    Some(())
+}

@@ -1,0 +1,254 @@
+//! Compiled query plans (`runtime/src/direct.rs`): a query text the executor has answered once
+//! is answered by its plan from then on, with a response byte for byte the executor's, the same
+//! statement count, and the executor's errors whenever the plan cannot answer.
+//!
+//! Each case sends a query three times: once with a trailing comment that makes its text new
+//! (the executor answers it; that is the reference), then twice as written (the executor
+//! answers the first and the plan is learned; the second is the one compared). The
+//! `Svc-Direct` header says who answered.
+//!
+//! Responses compare as JSON values, whose objects are equal whatever the order of their keys:
+//! the executor writes an object's fields in the order their resolvers finish, a plan in the
+//! order of the selection (as GraphQL asks), which one test checks on the text.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use serde_json::{Value, json};
+
+use crate::support::{Server, node_token, redact_request_ids};
+
+/// One response: its text, `Svc-Direct` and `Svc-Sql-Statements`.
+struct Answer {
+    text: String,
+    direct: String,
+    statements: String,
+}
+
+async fn send(srv: &Server, token: Option<&str>, body: &Value) -> Answer {
+    let mut request = srv.anonymous().post(srv.api()).json(body);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let res = request.send().await.expect("the request failed");
+    assert_eq!(res.status(), 200);
+    let header = |name: &str| {
+        res.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("missing")
+            .to_owned()
+    };
+    let (direct, statements) = (header("Svc-Direct"), header("Svc-Sql-Statements"));
+    let text = res.text().await.expect("cannot read the body");
+    Answer {
+        text,
+        direct,
+        statements,
+    }
+}
+
+/// A response text with its request ids redacted, for comparing error responses.
+fn redacted(text: &str) -> Value {
+    let value: Value = serde_json::from_str(text).expect("a JSON body");
+    redact_request_ids(value)
+}
+
+/// Whether the plan answered `query` (with `variables`, as `token`), after checking that its
+/// answer is exactly the executor's: the same bytes without errors, the same body up to
+/// request ids with them, and the same statement count.
+async fn compare(srv: &Server, token: Option<&str>, query: &str, variables: Value) -> bool {
+    static FRESH: AtomicU32 = AtomicU32::new(0);
+    let fresh = FRESH.fetch_add(1, Ordering::Relaxed);
+    let reference = send(
+        srv,
+        token,
+        &json!({ "query": format!("{query}\n# reference {fresh}"), "variables": variables }),
+    )
+    .await;
+    assert_eq!(
+        reference.direct, "0",
+        "a new text is the executor's: {query}"
+    );
+    let body = json!({ "query": query, "variables": variables });
+    send(srv, token, &body).await;
+    let answer = send(srv, token, &body).await;
+    // Objects compare without their key order: the executor writes the fields of an object in
+    // the order their resolvers finish, plans in the order of the selection.
+    assert_eq!(
+        redacted(&answer.text),
+        redacted(&reference.text),
+        "{query} {variables}"
+    );
+    assert_eq!(
+        answer.statements, reference.statements,
+        "statements of {query} {variables}"
+    );
+    match answer.direct.as_str() {
+        "1" => true,
+        "0" => false,
+        other => panic!("Svc-Direct: {other}"),
+    }
+}
+
+/// Users with posts using every scalar kind (and nulls), comments, categories and a profile.
+async fn data_set(srv: &Server) {
+    srv.data(
+        r#"mutation {
+          a: createUser(email: "ann@example.com", name: "Ann", age: 41, role: ADMIN,
+            nicknames: ["annie", "a\"n"], profile: { bio: "Writes" },
+            posts: [
+              { slug: "p1", title: "Héllo \"world\"\n", body: "text", votes: 3, rating: 4.5,
+                published: true, status: PUBLISHED, publishedAt: "2024-02-29T12:34:56.789Z",
+                metadata: "{\"z\": 1, \"a\": [true, null, 2.50], \"m\": {\"k\": \"v\"}}",
+                tags: ["x", "y"], scores: [1, -2], externalId: "ext-1",
+                comments: [{ text: "first" }, { text: "second" }] },
+              { slug: "p2", title: "Second", votes: 7, rating: 1e-7 },
+              { slug: "p3", title: "Third", votes: 0, rating: 12345678.9, tags: [] }
+            ]) { id }
+          b: createUser(email: "bob@example.com", name: "Bob",
+            posts: [{ slug: "p4", title: "Fourth", votes: 5, comments: [{ text: "third" }] }]) { id }
+          c: createUser(email: "cid@example.com", name: "Cid") { id }
+          k: createCategory(name: "News", position: 2) { id }
+          ch: createChild(name: "Kid") { id }
+        }"#,
+    )
+    .await;
+    srv.data(
+        r#"mutation { updateManyPosts(filter: { slug_in: ["p1", "p2"] }, data: { status: PUBLISHED }) { count } }"#,
+    )
+    .await;
+}
+
+db_tests! {
+    /// Lists, single nodes and counts of every scalar kind, with arguments as literals and as
+    /// variables, aliases and `__typename`: the plan's response is the executor's.
+    async fn plans_answer_like_the_executor(srv) {
+        data_set(srv).await;
+        let root = Some(srv.root_token());
+        let all_fields = "id slug title body votes rating published status publishedAt metadata tags scores externalId createdAt __typename";
+        let cases: Vec<(String, Value)> = vec![
+            (format!("{{ allPosts(orderBy: slug_ASC) {{ {all_fields} }} }}"), json!({})),
+            (format!("{{ allPosts(orderBy: votes_DESC, first: 2) {{ {all_fields} }} }}"), json!({})),
+            ("{ allPosts(last: 2, orderBy: slug_ASC) { slug } }".into(), json!({})),
+            ("{ allPosts(skip: 1, first: 2, orderBy: slug_DESC) { slug } }".into(), json!({})),
+            ("query ($t: String, $n: Int) { allPosts(filter: { title_contains: $t }, first: $n) { slug title } }".into(),
+                json!({ "t": "o", "n": 2 })),
+            ("query ($t: String) { allPosts(filter: { title_contains: $t }) { slug } }".into(), json!({})),
+            ("query ($v: Int = 4) { allPosts(filter: { votes_gte: $v }, orderBy: slug_ASC) { slug votes } }".into(), json!({})),
+            ("query ($v: Int = 4) { allPosts(filter: { votes_gte: $v }, orderBy: slug_ASC) { slug votes } }".into(), json!({ "v": 1 })),
+            ("{ allUsers(orderBy: email_ASC) { email name age role verified nicknames createdAt updatedAt } }".into(), json!({})),
+            ("{ allCategories { name position color } allChildren { name birthday weight settings } }".into(), json!({})),
+            ("{ __typename a: allPosts(first: 1, orderBy: slug_ASC) { x: slug y: title } b: allPosts(last: 1) { slug } }".into(), json!({})),
+            ("query ($slug: String) { Post(slug: $slug) { slug title metadata } }".into(), json!({ "slug": "p1" })),
+            ("query ($slug: String) { Post(slug: $slug) { slug title } }".into(), json!({ "slug": "nothing" })),
+            ("{ Post(externalId: \"ext-1\") { slug } User(email: \"bob@example.com\") { name } }".into(), json!({})),
+            ("{ _allPostsMeta(filter: { votes_gt: 2 }) { count __typename } n: _allUsersMeta { count } }".into(), json!({})),
+            ("{ _allPostsMeta(first: 5000) { count } }".into(), json!({})),
+        ];
+        for (query, variables) in cases {
+            assert!(compare(srv, root, &query, variables.clone()).await, "not direct: {query} {variables}");
+        }
+    }
+
+    /// A plan writes every object's fields in the order of the selection, whatever order the
+    /// statements run in.
+    async fn plans_keep_the_selection_order(srv) {
+        data_set(srv).await;
+        let query = "{ allUsers(first: 1, orderBy: email_ASC) { posts(first: 1, orderBy: slug_ASC) { title slug } email profile { bio } __typename name } }";
+        assert!(compare(srv, Some(srv.root_token()), query, json!({})).await);
+        let answer = send(srv, Some(srv.root_token()), &json!({ "query": query })).await;
+        assert_eq!(answer.direct, "1");
+        assert_eq!(
+            answer.text,
+            r#"{"data":{"allUsers":[{"posts":[{"title":"Héllo \"world\"\n","slug":"p1"}],"email":"ann@example.com","profile":{"bio":"Writes"},"__typename":"User","name":"Ann"}]}}"#
+        );
+    }
+
+    /// Relation fields at every depth: to-many with list arguments, to-one (optional with a
+    /// filter, and required), counts, n:m and self relations, parents without related nodes.
+    async fn plans_follow_relations(srv) {
+        data_set(srv).await;
+        let ids = srv
+            .data(r#"{ p1: Post(slug: "p1") { id } p2: Post(slug: "p2") { id } k: Category(name: "News") { id } a: User(email: "ann@example.com") { id } b: User(email: "bob@example.com") { id } c: User(email: "cid@example.com") { id } }"#)
+            .await;
+        let id = |k: &str| ids[k]["id"].as_str().unwrap_or_default().to_owned();
+        srv.data(&format!(
+            r#"mutation {{
+              updateCategory(id: "{k}", postsIds: ["{p1}", "{p2}"], pinnedPostId: "{p2}") {{ id }}
+              updateUser(id: "{a}", followersIds: ["{b}", "{c}"], friendsIds: ["{b}"]) {{ id }}
+            }}"#,
+            k = id("k"), p1 = id("p1"), p2 = id("p2"), a = id("a"), b = id("b"), c = id("c"),
+        ))
+        .await;
+        let root = Some(srv.root_token());
+        let cases: Vec<(&str, Value)> = vec![
+            ("{ allUsers(orderBy: email_ASC) { email posts(orderBy: slug_DESC) { slug author { email } comments { text post { slug } } _commentsMeta { count } } profile { bio user { name } } } }", json!({})),
+            ("query ($n: Int) { allUsers(orderBy: email_ASC) { name posts(first: $n, orderBy: votes_ASC) { slug votes } _postsMeta(filter: { votes_gt: 3 }) { count __typename } } }", json!({ "n": 1 })),
+            ("{ allUsers(orderBy: email_ASC) { name posts(last: 1, orderBy: slug_ASC) { slug } } }", json!({})),
+            ("{ allPosts(orderBy: slug_ASC) { slug author(filter: { name: \"Ann\" }) { name } categories { name } pinnedIn { name } } }", json!({})),
+            ("{ allUsers(orderBy: email_ASC) { name followers { name } friends { name } } }", json!({})),
+            ("{ allComments(orderBy: text_ASC) { text post { slug author { email posts(first: 1) { slug } } } replies { text } parent { text } } }", json!({})),
+            ("{ Post(slug: \"p1\") { slug comments(orderBy: text_DESC) { text } } }", json!({})),
+        ];
+        for (query, variables) in cases {
+            assert!(compare(srv, root, query, variables.clone()).await, "not direct: {query} {variables}");
+        }
+    }
+
+    /// What a plan does not cover, and every error, is answered by the executor, with the
+    /// executor's response: fragments, directives, `node`, enum lists, bad variables, broken
+    /// paging rules, fields the requester may not read, a required relation with no node.
+    async fn the_executor_answers_what_plans_do_not(srv) {
+        data_set(srv).await;
+        let root = Some(srv.root_token());
+        let executor: Vec<(&str, Value)> = vec![
+            ("{ allPosts { ...F } } fragment F on Post { slug }", json!({})),
+            ("{ allPosts { ... on Post { slug } } }", json!({})),
+            ("query ($s: Boolean!) { allPosts { slug @include(if: $s) } }", json!({ "s": true })),
+            ("{ allChildren { moods } }", json!({})),
+            ("query ($f: PostFilter) { allPosts(filter: $f) { slug } }", json!({ "f": { "votes_gt": 1 } })),
+            ("mutation { updateManyPosts(data: { votes: 1 }, filter: { slug: \"none\" }) { count } }", json!({})),
+            ("query ($n: Int) { allPosts(first: $n) { slug } }", json!({ "n": -1 })),
+            ("query ($n: Int) { allPosts(first: $n) { slug } }", json!({ "n": 1001 })),
+            ("query ($n: Int) { allPosts(first: $n) { slug } }", json!({ "n": "two" })),
+            ("query ($n: Int) { allPosts(first: $n) { slug } }", json!({ "n": 3_000_000_000_i64 })),
+            ("query ($n: Int!) { allPosts(first: $n) { slug } }", json!({})),
+            ("{ allPosts(first: 1, last: 1) { slug } }", json!({})),
+            ("{ Post { slug } }", json!({})),
+            ("query ($id: ID) { Post(id: $id) { slug } }", json!({ "id": null })),
+            ("{ allPosts { slug } allPosts { title } }", json!({})),
+        ];
+        for (query, variables) in executor {
+            assert!(!compare(srv, root, query, variables.clone()).await, "direct: {query} {variables}");
+        }
+        // The same text with good values is answered by the plan.
+        let paged = "query ($n: Int) { allPosts(first: $n) { slug } }";
+        assert!(compare(srv, root, paged, json!({ "n": 2 })).await);
+        // Read permissions: anonymous requesters read `slug` and `title` of every post freely;
+        // `body` only through a permission query, and users not at all: the executor.
+        assert!(compare(srv, None, "{ allPosts(orderBy: slug_ASC) { id slug title status } }", json!({})).await);
+        assert!(!compare(srv, None, "{ allPosts(orderBy: slug_ASC) { slug body } }", json!({})).await);
+        assert!(!compare(srv, None, "{ allPosts(orderBy: slug_ASC) { slug author { email } } }", json!({})).await);
+        let ann = srv.data(r#"{ User(email: "ann@example.com") { id } }"#).await;
+        let token = node_token(ann["User"]["id"].as_str().unwrap_or_default(), "User");
+        assert!(compare(srv, Some(&token), "{ allUsers(orderBy: name_ASC) { id name } }", json!({})).await);
+        assert!(!compare(srv, Some(&token), "{ allUsers(orderBy: name_ASC) { name email } }", json!({})).await);
+    }
+
+    /// A plan that gives up after running statements does not count them: the response's
+    /// statement count is the executor's alone (checked by `compare` for every error case
+    /// above); and a batch reports how many of its requests plans answered.
+    async fn batches_count_planned_requests(srv) {
+        data_set(srv).await;
+        let query = "{ allPosts(orderBy: slug_ASC) { slug } }";
+        let batch = json!([{ "query": query }, { "query": "{ allUsers { name } }" }]);
+        let first = send(srv, Some(srv.root_token()), &batch).await;
+        assert_eq!(first.direct, "0");
+        let second = send(srv, Some(srv.root_token()), &batch).await;
+        assert_eq!(second.direct, "2");
+        assert_eq!(second.text, first.text);
+        assert_eq!(second.statements, "2");
+        let value: Value = serde_json::from_str(&second.text).expect("JSON");
+        assert_eq!(value[0]["data"]["allPosts"].as_array().map(Vec::len), Some(4));
+    }
+}
