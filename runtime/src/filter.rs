@@ -18,7 +18,7 @@ use async_graphql::{ID, InputType, InputValueError, InputValueResult, Value};
 
 use crate::meta::{FieldMeta, Kind, ModelMeta};
 use crate::record::Record;
-use crate::storage::{Backend, Sql, push_param};
+use crate::storage::{Backend, Sql, push_param, push_select_col};
 use crate::value::{DateTime, Json, Val};
 
 /// A comparison operator.
@@ -588,7 +588,11 @@ pub fn render(cond: &Cond, meta: &ModelMeta, alias: &str, sql: &mut Sql) {
                 LikeKind::StartsWith => format!("{escaped}%"),
                 LikeKind::EndsWith => format!("%{escaped}"),
             };
-            sql.col(alias, f.name);
+            // On PostgreSQL a `citext` column is matched as `text` (ILIKE ignores case either
+            // way): the planner estimates `text` patterns from the column's statistics but
+            // `citext` ones with a fixed guess, which made it sort a whole filtered table to
+            // take the first 50 rows instead of walking the id index.
+            push_select_col(sql, alias, f);
             let op = match (sql.backend(), negate) {
                 (Backend::Sqlite, false) => " LIKE ",
                 (Backend::Sqlite, true) => " NOT LIKE ",
@@ -640,7 +644,7 @@ pub fn render(cond: &Cond, meta: &ModelMeta, alias: &str, sql: &mut Sql) {
             negate,
         } => {
             let f = &meta.fields[*field];
-            sql.col(alias, f.name);
+            push_select_col(sql, alias, f);
             let op = match (sql.backend(), negate) {
                 (Backend::Sqlite, false) => " LIKE ",
                 (Backend::Sqlite, true) => " NOT LIKE ",

@@ -26,7 +26,7 @@ use crate::permissions::read::{ReadChecks, binder};
 use crate::read::{ListArgs, Page, QueryMeta, push_columns, push_order, read_flags};
 use crate::record::Record;
 use crate::state::State;
-use crate::storage::{Counter, Exec, Sql, push_id_any};
+use crate::storage::{Backend, Counter, Exec, Sql, id_array, push_id_any};
 
 /// Rounds without new keys after which a batch is complete.
 const QUIET_ROUNDS: u32 = 2;
@@ -245,6 +245,11 @@ impl RelLoaders {
         // SELECT * FROM (SELECT <cols>, j.own AS __p, ROW_NUMBER() OVER (…) AS __rn …) AS s
         // WHERE __rn in (skip, skip + limit] ORDER BY __p, __rn
         //
+        // On PostgreSQL the inner statement runs per parent (a LATERAL subquery that stops at
+        // skip + limit rows): over all parents at once, the planner estimates the parents'
+        // edges as a large share of the target table and joins them to it by a full scan
+        // (10 parents of 10 000 posts: 2.3 ms against 0.4 ms).
+        //
         // With `flags`, the read permission queries run for the rows of the pages only, over
         // the stored row joined back by id: SELECT s.*, CASE WHEN (…o…) … FROM (…) AS s
         // JOIN "<Target>" AS o ON o.id = s.id WHERE …
@@ -261,19 +266,39 @@ impl RelLoaders {
             target,
             &binder(&self.principal),
         )?;
-        sql.push(" FROM (SELECT ");
+        let skip = i64::from(page.skip.unwrap_or(0));
+        let end = skip + i64::from(page.limit());
+        let lateral = sql.backend() == Backend::Postgres;
+        if lateral {
+            sql.push(" FROM (SELECT q.* FROM json_array_elements_text(")
+                .bind(sea_orm::Value::String(Some(id_array(
+                    parents.iter().copied(),
+                ))))
+                .push("::json) AS p(\"v\") CROSS JOIN LATERAL (SELECT ");
+        } else {
+            sql.push(" FROM (SELECT ");
+        }
         push_columns(&mut sql, target, "t0");
         sql.push(", ")
             .col("j", field.own)
-            .push(" AS \"__p\", ROW_NUMBER() OVER (PARTITION BY ")
-            .col("j", field.own);
+            .push(" AS \"__p\", ROW_NUMBER() OVER (");
+        if !lateral {
+            sql.push("PARTITION BY ").col("j", field.own);
+        }
         push_order(&mut sql, target, "t0", &page.read_order());
         sql.push(") AS \"__rn\"");
-        push_join(&mut sql, field, parents);
+        push_join_from(&mut sql, field);
+        if lateral {
+            sql.push(" = p.\"v\"");
+        } else {
+            push_id_any(&mut sql, parents.iter().copied());
+        }
         sql.push(" AND ");
         page.push_conditions(&mut sql, target, "t0");
-        let skip = i64::from(page.skip.unwrap_or(0));
-        let end = skip + i64::from(page.limit());
+        if lateral {
+            push_order(&mut sql, target, "t0", &page.read_order());
+            sql.push(" LIMIT ").push(&end.to_string()).push(") AS q");
+        }
         sql.push(") AS s");
         if !queries.is_empty() {
             let id = target.fields[target.id].name;
@@ -325,13 +350,29 @@ impl RelLoaders {
         parents: &[&str],
     ) -> ApiResult<HashMap<String, i32>> {
         let mut sql = Sql::new(self.state.db.backend());
-        sql.push("SELECT ").col("j", field.own).push(", COUNT(*)");
-        push_join(&mut sql, field, parents);
-        if let Some(filter) = filter {
-            sql.push(" AND ");
-            render(filter, field.target, "t0", &mut sql);
+        let filter = |sql: &mut Sql| {
+            if let Some(filter) = filter {
+                sql.push(" AND ");
+                render(filter, field.target, "t0", sql);
+            }
+        };
+        if sql.backend() == Backend::Postgres {
+            // A count per parent, for the reason given in `run_page`.
+            sql.push("SELECT p.\"v\", (SELECT COUNT(*)");
+            push_join_from(&mut sql, field);
+            sql.push(" = p.\"v\"");
+            filter(&mut sql);
+            sql.push(") FROM json_array_elements_text(")
+                .bind(sea_orm::Value::String(Some(id_array(
+                    parents.iter().copied(),
+                ))))
+                .push("::json) AS p(\"v\")");
+        } else {
+            sql.push("SELECT ").col("j", field.own).push(", COUNT(*)");
+            push_join(&mut sql, field, parents);
+            filter(&mut sql);
+            sql.push(" GROUP BY ").col("j", field.own);
         }
-        sql.push(" GROUP BY ").col("j", field.own);
         let mut out = HashMap::new();
         for row in self.exec().all(sql).await? {
             let parent: String = row.try_get_by_index(0)?;
@@ -344,6 +385,12 @@ impl RelLoaders {
 
 /// Appends `FROM "<join>" AS j JOIN "<Target>" AS t0 ON t0.id = j.<other> WHERE j.<own> IN (…)`.
 fn push_join(sql: &mut Sql, field: &RelFieldMeta, parents: &[&str]) {
+    push_join_from(sql, field);
+    push_id_any(sql, parents.iter().copied());
+}
+
+/// Appends `FROM "<join>" AS j JOIN "<Target>" AS t0 ON t0.id = j.<other> WHERE j.<own>`.
+fn push_join_from(sql: &mut Sql, field: &RelFieldMeta) {
     let target = field.target;
     sql.push(" FROM ")
         .ident(field.table)
@@ -355,7 +402,6 @@ fn push_join(sql: &mut Sql, field: &RelFieldMeta, parents: &[&str]) {
         .col("j", field.other)
         .push(" WHERE ")
         .col("j", field.own);
-    push_id_any(sql, parents.iter().copied());
 }
 
 /// Reads the related nodes of the node `parent` of `owner` through `field`.

@@ -216,7 +216,8 @@ pub fn to_db(val: &Val, field: &FieldMeta, backend: Backend) -> Value {
 }
 
 /// Appends the select expression of a column: PostgreSQL `citext` columns are cast to `text` so
-/// the driver decodes them as plain strings.
+/// the driver decodes them as plain strings (and so `ILIKE` patterns on them are estimated from
+/// the column's statistics).
 pub fn push_select_col(sql: &mut Sql, alias: &str, field: &FieldMeta) {
     sql.col(alias, field.name);
     if sql.backend() == Backend::Postgres && field.kind.is_text() && !field.list {
@@ -265,16 +266,21 @@ pub fn push_id_any<'a>(sql: &mut Sql, ids: impl IntoIterator<Item = &'a str>) {
     match sql.backend() {
         Backend::Sqlite => push_id_list(sql, ids),
         Backend::Postgres => {
-            let list = serde_json::Value::Array(
-                ids.into_iter()
-                    .map(|id| serde_json::Value::String(id.to_owned()))
-                    .collect(),
-            );
             sql.push(" = ANY(ARRAY(SELECT json_array_elements_text(")
-                .bind(Value::String(Some(list.to_string())))
+                .bind(Value::String(Some(id_array(ids))))
                 .push("::json)))");
         }
     }
+}
+
+/// Ids as the text of a JSON array (how a batch of ids travels as one parameter).
+pub fn id_array<'a>(ids: impl IntoIterator<Item = &'a str>) -> String {
+    serde_json::Value::Array(
+        ids.into_iter()
+            .map(|id| serde_json::Value::String(id.to_owned()))
+            .collect(),
+    )
+    .to_string()
 }
 
 /// Reads column `idx` of a result row as a `DateTime`.
