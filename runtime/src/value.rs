@@ -98,6 +98,34 @@ const DATE_EXPECTED: &str = "Date value expected";
 
 /// Formats a date-time the way the API always outputs it: `yyyy-MM-ddTHH:mm:ss.SSSZ`, UTC.
 pub fn format_datetime(d: &chrono::DateTime<Utc>) -> String {
+    use chrono::{Datelike, Timelike};
+    let year = d.year();
+    let nanos = d.nanosecond();
+    if !(0..=9999).contains(&year) || nanos >= 1_000_000_000 {
+        // Years beyond four digits and leap seconds, as chrono spells them.
+        return chrono_format(d);
+    }
+    // Every other date by hand: chrono's `format` re-reads the pattern on every call, which
+    // was a tenth of the server's time for a list of 100 nodes.
+    let digits = |out: &mut [u8], mut n: u32| {
+        for b in out.iter_mut().rev() {
+            *b = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+    };
+    let mut buf = *b"0000-00-00T00:00:00.000Z";
+    digits(&mut buf[0..4], year.unsigned_abs());
+    digits(&mut buf[5..7], d.month());
+    digits(&mut buf[8..10], d.day());
+    digits(&mut buf[11..13], d.hour());
+    digits(&mut buf[14..16], d.minute());
+    digits(&mut buf[17..19], d.second());
+    digits(&mut buf[20..23], nanos / 1_000_000);
+    buf.iter().map(|&b| char::from(b)).collect()
+}
+
+/// [`format_datetime`] through chrono's formatter.
+fn chrono_format(d: &chrono::DateTime<Utc>) -> String {
     let mut out = String::with_capacity(24);
     // Writing into a String cannot fail.
     let _ = write!(out, "{}", d.format("%Y-%m-%dT%H:%M:%S%.3fZ"));
@@ -278,6 +306,34 @@ fn push_base36(out: &mut String, mut n: u64, width: usize) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn format_datetime_matches_chrono() {
+        let dates = [
+            "0000-01-01T00:00:00.000Z",
+            "0999-12-31T23:59:59.999Z",
+            "1970-01-01T00:00:00.000Z",
+            "2016-02-29T07:08:09.012Z",
+            "2024-11-21T18:03:31.5Z",
+            "9999-12-31T23:59:59.999Z",
+        ];
+        for text in dates {
+            let d = parse_datetime(text).expect("a date");
+            assert_eq!(format_datetime(&d), chrono_format(&d), "{text}");
+        }
+        let d = parse_datetime("2024-11-21T18:03:31.123Z").expect("a date");
+        assert_eq!(format_datetime(&d), "2024-11-21T18:03:31.123Z");
+        // Sub-millisecond digits are cut, not rounded, as chrono's `%.3f` does.
+        let d = Utc.timestamp_opt(1_700_000_000, 999_999_999).unwrap();
+        assert_eq!(format_datetime(&d), chrono_format(&d));
+        assert_eq!(format_datetime(&d), "2023-11-14T22:13:20.999Z");
+        // Years beyond four digits and before year 0 take chrono's path.
+        for year in [-1, 10_000] {
+            let d = Utc.with_ymd_and_hms(year, 1, 2, 3, 4, 5).unwrap();
+            assert_eq!(format_datetime(&d), chrono_format(&d));
+        }
+    }
+
     use super::*;
 
     #[test]
