@@ -34,11 +34,11 @@ use sea_orm::QueryResult;
 use crate::api::value_of;
 use crate::auth::Principal;
 use crate::meta::{FieldMeta, Kind, ModelMeta, ServiceMeta};
-use crate::read::{Page, count_rows, find_row, push_page};
+use crate::read::{Page, count_rows, find_row_with, push_page, push_select_columns};
 use crate::record::Column;
 use crate::related::RelLoaders;
 use crate::state::State;
-use crate::storage::{Backend, Counter, Exec, push_select_col};
+use crate::storage::{Backend, Counter, Exec};
 use crate::value::{DateTime, Json, format_datetime};
 
 /// How many query texts the cache keeps; when full it starts again (clients send a few fixed
@@ -128,8 +128,8 @@ enum Root {
 struct Object {
     meta: &'static ModelMeta,
     items: Vec<Keyed<Item>>,
-    /// The columns selected, in order; `None` when the rows hold every column in field order.
-    columns: Option<Vec<usize>>,
+    /// The columns the rows hold (field indices), in order.
+    columns: Vec<usize>,
 }
 
 #[derive(Debug)]
@@ -163,10 +163,10 @@ enum CountField {
 impl Object {
     /// Where the node's id is in the row.
     fn id_at(&self) -> usize {
-        match &self.columns {
-            Some(cols) => cols.iter().position(|&c| c == self.meta.id).unwrap_or(0),
-            None => self.meta.id,
-        }
+        self.columns
+            .iter()
+            .position(|&c| c == self.meta.id)
+            .unwrap_or(0)
     }
 
     fn has_relations(&self) -> bool {
@@ -265,7 +265,7 @@ fn root(service: &'static ServiceMeta, field: &Field) -> Option<Keyed<Root>> {
     let what = if name.strip_prefix("all") == Some(meta.plural) {
         Root::All {
             args: args(field),
-            object: object(meta, &field.selection_set, false)?,
+            object: object(meta, &field.selection_set)?,
         }
     } else if count_of == Some(meta.plural) {
         Root::Count {
@@ -276,7 +276,7 @@ fn root(service: &'static ServiceMeta, field: &Field) -> Option<Keyed<Root>> {
     } else {
         Root::One {
             args: args(field),
-            object: object(meta, &field.selection_set, true)?,
+            object: object(meta, &field.selection_set)?,
         }
     };
     Some(keyed(field, what))
@@ -293,12 +293,8 @@ fn count_fields(set: &Positioned<SelectionSet>) -> Option<Vec<Keyed<CountField>>
         .collect()
 }
 
-/// The selection on a node of `meta`; `all_columns` when its rows will hold every column.
-fn object(
-    meta: &'static ModelMeta,
-    set: &Positioned<SelectionSet>,
-    all_columns: bool,
-) -> Option<Object> {
+/// The selection on a node of `meta`.
+fn object(meta: &'static ModelMeta, set: &Positioned<SelectionSet>) -> Option<Object> {
     let mut items = Vec::new();
     let mut columns: Vec<usize> = Vec::new();
     fn column(columns: &mut Vec<usize>, field: usize) -> usize {
@@ -320,14 +316,10 @@ fn object(
             if c.kind == Kind::Enum && c.list {
                 return None;
             }
-            let at = if all_columns {
-                field
-            } else {
-                column(&mut columns, field)
-            };
+            let at = column(&mut columns, field);
             Item::Scalar { field, at }
         } else if let Some(rel) = meta.relations.iter().position(|r| r.name == name) {
-            let object = object(meta.relations[rel].target, &f.selection_set, true)?;
+            let object = object(meta.relations[rel].target, &f.selection_set)?;
             Item::Related {
                 rel,
                 args: args(f),
@@ -351,14 +343,12 @@ fn object(
     let mut object = Object {
         meta,
         items,
-        columns: None,
+        columns: Vec::new(),
     };
-    if !all_columns {
-        if object.has_relations() || columns.is_empty() {
-            column(&mut columns, meta.id);
-        }
-        object.columns = Some(columns);
+    if object.has_relations() || columns.is_empty() {
+        column(&mut columns, meta.id);
     }
+    object.columns = columns;
     Some(object)
 }
 
@@ -423,7 +413,7 @@ impl Run<'_> {
                 }
                 Root::One { args, object } => {
                     let args = self.resolve(args)?;
-                    let rows = self.one(object.meta, &args).await?;
+                    let rows = self.one(object, &args).await?;
                     let fetched = self.fetch(object, rows).await?;
                     if fetched.rows.is_empty() {
                         out.extend_from_slice(b"null");
@@ -499,18 +489,7 @@ impl Run<'_> {
     async fn list(&self, object: &Object, page: &Page) -> Option<Vec<QueryResult>> {
         let meta = object.meta;
         let mut sql = self.state.db.sql();
-        sql.push("SELECT ");
-        match &object.columns {
-            Some(cols) => {
-                sql.join(cols, ", ", |s, &f| {
-                    push_select_col(s, "t0", &meta.fields[f])
-                });
-            }
-            None => {
-                sql.join(meta.fields, ", ", |s, f| push_select_col(s, "t0", f));
-            }
-        }
-        sql.push(" FROM ").ident(meta.table).push(" AS t0");
+        push_select_columns(&mut sql, meta, "t0", Some(&object.columns));
         push_page(&mut sql, meta, "t0", page);
         let mut rows = self.exec().all(sql).await.ok()?;
         if page.reads_backwards() {
@@ -521,7 +500,8 @@ impl Run<'_> {
 
     /// `<Type>(…)`: the row of the node the first non-null unique argument names (all
     /// columns), as `read::one` finds it.
-    async fn one(&self, meta: &ModelMeta, args: &[(Name, Value)]) -> Option<Vec<QueryResult>> {
+    async fn one(&self, object: &Object, args: &[(Name, Value)]) -> Option<Vec<QueryResult>> {
+        let meta = object.meta;
         for (field, f) in meta.unique_fields() {
             let value = args
                 .iter()
@@ -533,7 +513,9 @@ impl Run<'_> {
             if val.is_null() {
                 continue;
             }
-            let row = find_row(&self.exec(), meta, field, &val).await.ok()?;
+            let row = find_row_with(&self.exec(), meta, field, &val, Some(&object.columns))
+                .await
+                .ok()?;
             return Some(row.into_iter().collect());
         }
         None
@@ -576,7 +558,7 @@ impl Run<'_> {
                             HashMap::new()
                         } else {
                             self.loaders
-                                .run_page(field, &page, &parents, false)
+                                .run_page(field, &page, &parents, false, Some(&inner.columns))
                                 .await
                                 .ok()?
                         };

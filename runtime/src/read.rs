@@ -193,8 +193,26 @@ impl Page {
 
 /// Appends `SELECT <all columns> FROM "<table>" AS <alias>`.
 pub(crate) fn push_select(sql: &mut Sql, meta: &ModelMeta, alias: &str) {
+    push_select_columns(sql, meta, alias, None);
+}
+
+/// Appends `SELECT <columns> FROM "<table>" AS <alias>`: the given columns (field indices) in
+/// that order, or every column in field order for `None`.
+pub(crate) fn push_select_columns(
+    sql: &mut Sql,
+    meta: &ModelMeta,
+    alias: &str,
+    columns: Option<&[usize]>,
+) {
     sql.push("SELECT ");
-    push_columns(sql, meta, alias);
+    match columns {
+        Some(cols) => {
+            sql.join(cols, ", ", |s, &f| {
+                push_select_col(s, alias, &meta.fields[f])
+            });
+        }
+        None => push_columns(sql, meta, alias),
+    }
     sql.push(" FROM ")
         .ident(meta.table)
         .push(" AS ")
@@ -503,8 +521,19 @@ pub(crate) async fn find_row<C: ConnectionTrait>(
     field: usize,
     val: &Val,
 ) -> ApiResult<Option<QueryResult>> {
+    find_row_with(exec, meta, field, val, None).await
+}
+
+/// [`find_row`] with the given columns ([`push_select_columns`]).
+pub(crate) async fn find_row_with<C: ConnectionTrait>(
+    exec: &Exec<'_, C>,
+    meta: &ModelMeta,
+    field: usize,
+    val: &Val,
+    columns: Option<&[usize]>,
+) -> ApiResult<Option<QueryResult>> {
     let mut sql = Sql::new(exec.backend());
-    push_select(&mut sql, meta, "t0");
+    push_select_columns(&mut sql, meta, "t0", columns);
     sql.push(" WHERE ")
         .col("t0", meta.fields[field].name)
         .push(" = ");

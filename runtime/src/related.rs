@@ -26,7 +26,7 @@ use crate::permissions::read::{ReadChecks, binder};
 use crate::read::{ListArgs, Page, QueryMeta, push_columns, push_order, read_flags};
 use crate::record::Record;
 use crate::state::State;
-use crate::storage::{Backend, Counter, Exec, Sql, id_array, push_id_any};
+use crate::storage::{Backend, Counter, Exec, Sql, id_array, push_id_any, push_select_col};
 
 /// Rounds without new keys after which a batch is complete.
 const QUIET_ROUNDS: u32 = 2;
@@ -218,7 +218,7 @@ impl RelLoaders {
     async fn run(&self, query: &RelQuery, parents: &[&str]) -> ApiResult<HashMap<String, Loaded>> {
         Ok(match &query.spec {
             Spec::Page(page) => self
-                .run_page(query.field(), page, parents, query.flags)
+                .run_page(query.field(), page, parents, query.flags, None)
                 .await?
                 .into_iter()
                 .map(|(parent, rows)| (parent, Loaded::Rows(Arc::new(rows))))
@@ -233,13 +233,15 @@ impl RelLoaders {
     }
 
     /// The page of related rows of every parent in `parents` (absent when it has none), in one
-    /// statement; the rows hold every column of the target, in field order.
+    /// statement. The rows hold the target's `columns` (field indices) in that order, or every
+    /// column in field order for `None` (always with `flags`).
     pub(crate) async fn run_page(
         &self,
         field: &RelFieldMeta,
         page: &Page,
         parents: &[&str],
         flags: bool,
+        columns: Option<&[usize]>,
     ) -> ApiResult<HashMap<String, Vec<QueryResult>>> {
         let target = field.target;
         // SELECT * FROM (SELECT <cols>, j.own AS __p, ROW_NUMBER() OVER (…) AS __rn …) AS s
@@ -278,7 +280,15 @@ impl RelLoaders {
         } else {
             sql.push(" FROM (SELECT ");
         }
-        push_columns(&mut sql, target, "t0");
+        let columns = columns.filter(|_| queries.is_empty());
+        match columns {
+            Some(cols) => {
+                sql.join(cols, ", ", |s, &f| {
+                    push_select_col(s, "t0", &target.fields[f])
+                });
+            }
+            None => push_columns(&mut sql, target, "t0"),
+        }
         sql.push(", ")
             .col("j", field.own)
             .push(" AS \"__p\", ROW_NUMBER() OVER (");
@@ -317,7 +327,7 @@ impl RelLoaders {
             .push(&end.to_string())
             .push(" ORDER BY \"__p\", \"__rn\"");
         let rows = self.exec().all(sql).await?;
-        let parent_col = target.fields.len();
+        let parent_col = columns.map_or(target.fields.len(), <[usize]>::len);
         if !queries.is_empty() {
             // The flags follow `__p` and `__rn`.
             let flags = rows
