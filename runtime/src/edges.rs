@@ -157,6 +157,48 @@ async fn link(tx: &Tx<'_>, field: &RelFieldMeta, this: &str, others: &[String]) 
     Ok(())
 }
 
+/// Whether connecting `this` through `meta.relations[field]` only adds edges (no previous edge
+/// to steal on either side): a list field or a node inserted by this mutation (`fresh`), whose
+/// partners' back field is a list, in a relation that is not symmetric.
+pub(crate) fn only_links(meta: &ModelMeta, field: usize, fresh: bool) -> bool {
+    let f = &meta.relations[field];
+    (f.list || fresh) && f.back_field().list && !f.symmetric
+}
+
+/// Inserts the edge between `this` and `other` if the node `other` exists, in one statement;
+/// `false` when nothing was inserted (`other` does not exist, or the edge already did). For
+/// connections [`only_links`] allows.
+pub(crate) async fn link_if_exists(
+    tx: &Tx<'_>,
+    field: &RelFieldMeta,
+    this: &str,
+    other: &str,
+) -> ApiResult<bool> {
+    let target = field.target;
+    let id = target.fields[target.id].name;
+    let mut sql = Sql::new(tx.backend());
+    sql.push("INSERT INTO ")
+        .ident(field.table)
+        .push(" (\"id\", ")
+        .ident(field.own)
+        .push(", ")
+        .ident(field.other)
+        .push(") SELECT ")
+        .bind(cuid().into())
+        .push(", ")
+        .bind(this.into())
+        .push(", t.")
+        .ident(id)
+        .push(" FROM ")
+        .ident(target.table)
+        .push(" AS t WHERE t.")
+        .ident(id)
+        .push(" = ")
+        .bind(other.into())
+        .push(" ON CONFLICT DO NOTHING");
+    Ok(tx.execute(sql).await? == 1)
+}
+
 /// Connects `this` (a node of `meta`) to `others` through `meta.relations[field]`. A to-one side
 /// keeps one partner: the previous edge is removed first ("steal"), and 3032 if that leaves a
 /// required to-one field without its node. `fresh`: `this` was inserted by the same mutation,

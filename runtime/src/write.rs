@@ -7,7 +7,8 @@ use chrono::Utc;
 use sea_orm::{DatabaseTransaction, QueryResult};
 
 use crate::edges::{
-    Tx, check_id, connect, delete_nodes, disconnect_except, disconnect_pair, verify_exist,
+    Tx, check_id, connect, delete_nodes, disconnect_except, disconnect_pair, link_if_exists,
+    only_links, verify_exist,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::filter::{Filter, render};
@@ -359,11 +360,22 @@ async fn apply_relations(
             let keep = rel.ids.clone().unwrap_or_default();
             disconnect_except(tx, meta, rel.field, id, &keep).await?;
         }
-        if let Some(ids) = &rel.ids {
-            verify_exist(tx, field.target, ids).await?;
-            let others: Vec<&str> = ids.iter().map(String::as_str).collect();
-            perms.check_relation(tx, field, id, &others, true).await?;
-            connect(tx, meta, rel.field, id, ids, !replace).await?;
+        match rel.ids.as_deref() {
+            // One partner that is only linked, and no permission to check: the edge is inserted
+            // if the partner exists, one statement instead of two; only when nothing was
+            // inserted does the check run, for its error (or to find the edge was there).
+            Some([other]) if perms.bypass() && only_links(meta, rel.field, !replace) => {
+                if !link_if_exists(tx, field, id, other).await? {
+                    verify_exist(tx, field.target, std::slice::from_ref(other)).await?;
+                }
+            }
+            Some(ids) => {
+                verify_exist(tx, field.target, ids).await?;
+                let others: Vec<&str> = ids.iter().map(String::as_str).collect();
+                perms.check_relation(tx, field, id, &others, true).await?;
+                connect(tx, meta, rel.field, id, ids, !replace).await?;
+            }
+            None => {}
         }
         for nested in rel.nested.into_iter().flatten() {
             Box::pin(insert_node(

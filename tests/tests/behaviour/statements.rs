@@ -321,16 +321,26 @@ db_tests! {
         assert_eq!(done, 32);
     }
 
-    /// A create connected to an existing node costs three statements (the insert, the check
-    /// that the other node exists, the edge): a node the mutation has just inserted has no edge
-    /// to unlink first. Connecting an existing post to another author still moves it.
-    async fn create_with_a_connection_costs_three_statements(srv) {
+    /// A create connected to an existing node costs two statements (the insert, and the edge,
+    /// inserted only if the other node exists): a node the mutation has just inserted has no
+    /// edge to unlink first. Connecting an existing post to another author still moves it, and
+    /// connecting a post to a category it is already in keeps the one edge (the statement
+    /// inserts nothing, and the existence check that follows passes).
+    async fn create_with_a_connection_costs_two_statements(srv) {
         users_with_posts(srv, 0..2).await;
         let users = srv.data(r#"{ a: User(email: "u000@example.com") { id } b: User(email: "u001@example.com") { id } }"#).await;
         let (a, b) = (users["a"]["id"].as_str().unwrap_or_default(), users["b"]["id"].as_str().unwrap_or_default());
         let create = format!(r#"mutation {{ createPost(slug: "new", title: "New", authorId: "{a}") {{ id }} }}"#);
         let (n, body) = counted(srv, &create).await;
-        assert_eq!(n, 3, "{body:#}");
+        assert_eq!(n, 2, "{body:#}");
+        let category = srv.create("Category", r#"name: "Kept""#).await;
+        let post_a = srv.data(r#"{ Post(slug: "u000-a") { id } }"#).await;
+        let post_a = post_a["Post"]["id"].as_str().unwrap_or_default().to_owned();
+        let connect = format!(r#"mutation {{ updatePost(id: "{post_a}", categoriesIds: ["{category}"]) {{ id }} }}"#);
+        srv.data(&connect).await;
+        srv.data(&connect).await;
+        let kept = srv.data(&format!(r#"{{ Category(id: "{category}") {{ posts {{ slug }} }} }}"#)).await;
+        assert_eq!(kept, json!({ "Category": { "posts": [{ "slug": "u000-a" }] } }));
         let post = body["data"]["createPost"]["id"].as_str().unwrap_or_default().to_owned();
         srv.data(&format!(r#"mutation {{ updatePost(id: "{post}", authorId: "{b}") {{ id }} }}"#)).await;
         let authors = srv.data(&format!(r#"{{ Post(id: "{post}") {{ author {{ email }} }} a: User(id: "{a}") {{ _postsMeta {{ count }} }} }}"#)).await;
