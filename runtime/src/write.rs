@@ -365,7 +365,8 @@ async fn apply_relations(
             // if the partner exists, one statement instead of two; only when nothing was
             // inserted does the check run, for its error (or to find the edge was there).
             Some([other]) if perms.bypass() && only_links(meta, rel.field, !replace) => {
-                if !link_if_exists(tx, field, id, other).await? {
+                let linked = link_if_exists(tx, field, id, other).await?;
+                if !linked {
                     verify_exist(tx, field.target, std::slice::from_ref(other)).await?;
                 }
             }
