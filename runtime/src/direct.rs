@@ -502,23 +502,23 @@ impl Run<'_> {
     /// columns), as `read::one` finds it.
     async fn one(&self, object: &Object, args: &[(Name, Value)]) -> Option<Vec<QueryResult>> {
         let meta = object.meta;
+        // Every unique argument is read first, as the resolver does, so one that does not
+        // parse makes the plan give up even when an earlier one names the node.
+        let mut candidates = Vec::new();
         for (field, f) in meta.unique_fields() {
             let value = args
                 .iter()
                 .find(|(n, _)| n.as_str() == f.name)
                 .map(|(_, v)| v.clone());
-            let Some(val) = value_of(value, f, Pos::default()).ok()? else {
-                continue;
-            };
-            if val.is_null() {
-                continue;
-            }
-            let row = find_row_with(&self.exec(), meta, field, &val, Some(&object.columns))
-                .await
-                .ok()?;
-            return Some(row.into_iter().collect());
+            candidates.push((field, value_of(value, f, Pos::default()).ok()?));
         }
-        None
+        let (field, val) = candidates
+            .into_iter()
+            .find_map(|(f, v)| v.filter(|v| !v.is_null()).map(|v| (f, v)))?;
+        let row = find_row_with(&self.exec(), meta, field, &val, Some(&object.columns))
+            .await
+            .ok()?;
+        Some(row.into_iter().collect())
     }
 
     /// Reads what the relation fields of `object` need for `rows`, one statement per relation

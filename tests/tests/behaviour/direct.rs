@@ -217,6 +217,19 @@ db_tests! {
             ("{ Post { slug } }", json!({})),
             ("query ($id: ID) { Post(id: $id) { slug } }", json!({ "id": null })),
             ("{ allPosts { slug } allPosts { title } }", json!({})),
+            // Values validation refuses, behind arguments a plan might not need to read.
+            ("query ($s: String, $x: ID) { Post(slug: $s, externalId: $x) { slug } }", json!({ "s": "p1", "x": true })),
+            ("query ($t: String) { allPosts(filter: { title_contains: $t }) { slug } }", json!({ "t": 5 })),
+            ("query ($t: String) { allPosts(filter: { slug_in: [$t, \"p2\"] }) { slug } }", json!({ "t": false })),
+            ("query ($v: Int) { allPosts(filter: { votes_gt: $v }) { slug } }", json!({ "v": 1.5 })),
+            ("query ($v: Float) { allPosts(filter: { rating_gt: $v }) { slug } }", json!({ "v": "high" })),
+            ("query ($b: Boolean) { allPosts(filter: { published: $b }) { slug } }", json!({ "b": "yes" })),
+            ("query ($n: Int) { allUsers { posts(first: $n) { slug } } }", json!({ "n": "2" })),
+            ("query ($t: String) { allUsers { posts(filter: { title: $t }) { slug } } }", json!({ "t": ["a"] })),
+            ("query ($t: String) { allPosts { author(filter: { name: $t }) { name } } }", json!({ "t": 1 })),
+            ("query ($n: Int) { _allPostsMeta(skip: $n) { count } }", json!({ "n": "x" })),
+            ("query ($n: Int) { allUsers { _postsMeta(last: $n) { count } } }", json!({ "n": "x" })),
+            ("query ($id: ID) { allUsers(filter: { id: $id }) { name } }", json!({ "id": 1.5 })),
         ];
         for (query, variables) in executor {
             assert!(!compare(srv, root, query, variables.clone()).await, "direct: {query} {variables}");
