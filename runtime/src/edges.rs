@@ -135,13 +135,8 @@ async fn link(tx: &Tx<'_>, field: &RelFieldMeta, this: &str, others: &[String]) 
     }
     for chunk in pairs.chunks(INSERT_CHUNK) {
         let mut sql = Sql::new(tx.backend());
-        sql.push("INSERT INTO ")
-            .ident(field.table)
-            .push(" (\"id\", ")
-            .ident(field.own)
-            .push(", ")
-            .ident(field.other)
-            .push(") VALUES ");
+        push_edge_insert(&mut sql, field);
+        sql.push(" VALUES ");
         sql.join(chunk, ", ", |s, (own, other)| {
             s.push("(")
                 .bind(cuid().into())
@@ -155,6 +150,17 @@ async fn link(tx: &Tx<'_>, field: &RelFieldMeta, this: &str, others: &[String]) 
         tx.execute(sql).await?;
     }
     Ok(())
+}
+
+/// Appends `INSERT INTO "<join>" ("id", <own>, <other>)`.
+fn push_edge_insert(sql: &mut Sql, field: &RelFieldMeta) {
+    sql.push("INSERT INTO ")
+        .ident(field.table)
+        .push(" (\"id\", ")
+        .ident(field.own)
+        .push(", ")
+        .ident(field.other)
+        .push(")");
 }
 
 /// Whether connecting `this` through `meta.relations[field]` only adds edges (no previous edge
@@ -177,13 +183,8 @@ pub(crate) async fn link_if_exists(
     let target = field.target;
     let id = target.fields[target.id].name;
     let mut sql = Sql::new(tx.backend());
-    sql.push("INSERT INTO ")
-        .ident(field.table)
-        .push(" (\"id\", ")
-        .ident(field.own)
-        .push(", ")
-        .ident(field.other)
-        .push(") SELECT ")
+    push_edge_insert(&mut sql, field);
+    sql.push(" SELECT ")
         .bind(cuid().into())
         .push(", ")
         .bind(this.into())
