@@ -153,7 +153,7 @@ async fn link(tx: &Tx<'_>, field: &RelFieldMeta, this: &str, others: &[String]) 
 }
 
 /// Appends `INSERT INTO "<join>" ("id", <own>, <other>)`.
-fn push_edge_insert(sql: &mut Sql, field: &RelFieldMeta) {
+pub(crate) fn push_edge_insert(sql: &mut Sql, field: &RelFieldMeta) {
     sql.push("INSERT INTO ")
         .ident(field.table)
         .push(" (\"id\", ")

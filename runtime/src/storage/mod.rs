@@ -98,6 +98,11 @@ impl Db {
         &self.read
     }
 
+    /// The connection for a write that is a single statement (its own transaction).
+    pub fn writer(&self) -> &DatabaseConnection {
+        &self.write
+    }
+
     /// Starts the transaction a mutation runs in.
     pub async fn begin(&self) -> Result<DatabaseTransaction, DbErr> {
         self.write.begin().await
