@@ -45,6 +45,10 @@ use crate::value::{DateTime, Json, format_datetime};
 /// texts, so this bounds only clients that build a new text per request).
 const MAX_PLANS: usize = 1024;
 
+/// The longest query text that gets a plan: the cache keeps the texts, so this bounds its memory
+/// (1024 × 16 KiB) however large the requests; longer texts go to the executor.
+const MAX_PLANNED_TEXT: usize = 16 * 1024;
+
 /// The plans of the query texts seen so far: `None` for a text known not to be direct.
 #[derive(Default)]
 pub(crate) struct Plans {
@@ -57,6 +61,9 @@ type Known = (Option<String>, Option<Arc<Plan>>);
 impl Plans {
     /// What is known of `query` run as `operation`: `None` when it has not been seen.
     pub(crate) fn get(&self, query: &str, operation: Option<&str>) -> Option<Option<Arc<Plan>>> {
+        if query.len() > MAX_PLANNED_TEXT {
+            return Some(None);
+        }
         let map = self.by_query.read().unwrap_or_else(|e| e.into_inner());
         map.get(query)?
             .iter()
