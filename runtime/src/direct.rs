@@ -5,8 +5,10 @@
 //!
 //! What a plan covers: query operations whose variables are of the built-in scalar types, made
 //! of `all<Plural>`, `<Type>(…)`, `_all<Plural>Meta` and `__typename` at the root, and below
-//! them scalar fields, `__typename` and relation fields (with their `_<field>Meta`), without
-//! fragments, directives or repeated response keys. Anything else is answered by the executor.
+//! them scalar fields, `__typename` and relation fields (with their `_<field>Meta`); fragments
+//! on the selected type itself are flattened and a leaf field selected twice is merged. No
+//! directives, fragments on interfaces, or other repeated response keys: anything else is
+//! answered by the executor.
 //!
 //! A plan never reports an error. Whatever would be one (an argument that does not parse or
 //! breaks a paging rule, a field the requester may not read, a database error, a stored value
@@ -26,7 +28,8 @@ use std::pin::Pin;
 use std::sync::{Arc, RwLock};
 
 use async_graphql::parser::types::{
-    BaseType, DocumentOperations, ExecutableDocument, Field, OperationType, Selection, SelectionSet,
+    BaseType, DocumentOperations, ExecutableDocument, Field, FragmentDefinition, OperationType,
+    Selection, SelectionSet,
 };
 use async_graphql::{Name, Pos, Positioned, Value, Variables};
 use sea_orm::QueryResult;
@@ -215,28 +218,209 @@ pub(crate) fn compile(
             default: def.default_value().cloned(),
         });
     }
-    let roots = fields(&op.selection_set)?
+    let cx = Compile {
+        service,
+        fragments: &doc.fragments,
+    };
+    let roots = cx
+        .fields(&op.selection_set, "Query")?
         .into_iter()
-        .map(|f| root(service, f))
+        .map(|f| cx.root(f))
         .collect::<Option<_>>()?;
     Some(Plan { vars, roots })
 }
 
-/// The fields of a selection set; `None` with fragments, directives or a repeated key.
-fn fields(set: &Positioned<SelectionSet>) -> Option<Vec<&Field>> {
-    let mut out: Vec<&Field> = Vec::new();
-    for item in &set.node.items {
-        let Selection::Field(field) = &item.node else {
-            return None;
-        };
-        let field = &field.node;
-        let key = &field.response_key().node;
-        if !field.directives.is_empty() || out.iter().any(|f| &f.response_key().node == key) {
+/// What compiling a document needs.
+struct Compile<'a> {
+    service: &'static ServiceMeta,
+    fragments: &'a HashMap<Name, Positioned<FragmentDefinition>>,
+}
+
+impl<'a> Compile<'a> {
+    /// The fields of a selection set on the object type `on`, with its fragments (spread or
+    /// inline, on `on` itself) flattened. `None` with directives, with a fragment on another
+    /// type (an interface), or with a response key that is not a repeat of the same leaf
+    /// field (the executor merges those).
+    fn fields(&self, set: &'a Positioned<SelectionSet>, on: &str) -> Option<Vec<&'a Field>> {
+        let mut out = Vec::new();
+        self.collect(set, on, &mut out, 0)?;
+        Some(out)
+    }
+
+    fn collect(
+        &self,
+        set: &'a Positioned<SelectionSet>,
+        on: &str,
+        out: &mut Vec<&'a Field>,
+        depth: usize,
+    ) -> Option<()> {
+        // Validation forbids fragment cycles; this only bounds the walk.
+        if depth > 32 {
             return None;
         }
-        out.push(field);
+        for item in &set.node.items {
+            match &item.node {
+                Selection::Field(field) => {
+                    let field = &field.node;
+                    if !field.directives.is_empty() {
+                        return None;
+                    }
+                    let key = &field.response_key().node;
+                    match out.iter().find(|f| &f.response_key().node == key) {
+                        None => out.push(field),
+                        Some(seen) if is_same_leaf(seen, field) => {}
+                        Some(_) => return None,
+                    }
+                }
+                Selection::FragmentSpread(spread) => {
+                    let fragment = &self.fragments.get(&spread.node.fragment_name.node)?.node;
+                    if !spread.node.directives.is_empty()
+                        || !fragment.directives.is_empty()
+                        || fragment.type_condition.node.on.node != on
+                    {
+                        return None;
+                    }
+                    self.collect(&fragment.selection_set, on, out, depth + 1)?;
+                }
+                Selection::InlineFragment(inline) => {
+                    let inline = &inline.node;
+                    let applies = inline
+                        .type_condition
+                        .as_ref()
+                        .is_none_or(|t| t.node.on.node == on);
+                    if !inline.directives.is_empty() || !applies {
+                        return None;
+                    }
+                    self.collect(&inline.selection_set, on, out, depth + 1)?;
+                }
+            }
+        }
+        Some(())
     }
-    Some(out)
+
+    /// A root field, matched as the executor's `Query` matches it.
+    fn root(&self, field: &Field) -> Option<Keyed<Root>> {
+        let name = field.name.node.as_str();
+        if name == "__typename" {
+            return Some(keyed(field, Root::Typename));
+        }
+        if matches!(name, "node" | "user" | "_empty") {
+            return None;
+        }
+        let count_of = name
+            .strip_prefix("_all")
+            .and_then(|n| n.strip_suffix("Meta"));
+        let meta = self.service.models.iter().find(|m| {
+            name.strip_prefix("all") == Some(m.plural)
+                || count_of == Some(m.plural)
+                || name == m.name
+        })?;
+        let what = if name.strip_prefix("all") == Some(meta.plural) {
+            Root::All {
+                args: args(field),
+                object: self.object(meta, &field.selection_set)?,
+            }
+        } else if count_of == Some(meta.plural) {
+            Root::Count {
+                meta,
+                args: args(field),
+                fields: self.count_fields(&field.selection_set)?,
+            }
+        } else {
+            Root::One {
+                args: args(field),
+                object: self.object(meta, &field.selection_set)?,
+            }
+        };
+        Some(keyed(field, what))
+    }
+
+    fn count_fields(&self, set: &'a Positioned<SelectionSet>) -> Option<Vec<Keyed<CountField>>> {
+        self.fields(set, "_QueryMeta")?
+            .into_iter()
+            .map(|f| match f.name.node.as_str() {
+                "count" => Some(keyed(f, CountField::Count)),
+                "__typename" => Some(keyed(f, CountField::Typename)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The selection on a node of `meta`.
+    fn object(
+        &self,
+        meta: &'static ModelMeta,
+        set: &'a Positioned<SelectionSet>,
+    ) -> Option<Object> {
+        fn column(columns: &mut Vec<usize>, field: usize) -> usize {
+            match columns.iter().position(|&c| c == field) {
+                Some(at) => at,
+                None => {
+                    columns.push(field);
+                    columns.len() - 1
+                }
+            }
+        }
+        let mut items = Vec::new();
+        let mut columns: Vec<usize> = Vec::new();
+        for f in self.fields(set, meta.name)? {
+            let name = f.name.node.as_str();
+            let count_of = name.strip_prefix('_').and_then(|n| n.strip_suffix("Meta"));
+            let what = if name == "__typename" {
+                Item::Typename
+            } else if let Some(field) = meta.fields.iter().position(|c| c.exposed && c.name == name)
+            {
+                let c = &meta.fields[field];
+                if c.kind == Kind::Enum && c.list {
+                    return None;
+                }
+                let at = column(&mut columns, field);
+                Item::Scalar { field, at }
+            } else if let Some(rel) = meta.relations.iter().position(|r| r.name == name) {
+                let object = self.object(meta.relations[rel].target, &f.selection_set)?;
+                Item::Related {
+                    rel,
+                    args: args(f),
+                    object,
+                }
+            } else if let Some(rel) = meta
+                .relations
+                .iter()
+                .position(|r| r.list && count_of == Some(r.name))
+            {
+                Item::Count {
+                    rel,
+                    args: args(f),
+                    fields: self.count_fields(&f.selection_set)?,
+                }
+            } else {
+                return None;
+            };
+            items.push(keyed(f, what));
+        }
+        if items
+            .iter()
+            .any(|i| matches!(i.what, Item::Related { .. } | Item::Count { .. }))
+            || columns.is_empty()
+        {
+            column(&mut columns, meta.id);
+        }
+        Some(Object {
+            meta,
+            items,
+            columns,
+        })
+    }
+}
+
+/// Whether two fields under one response key are the same leaf (a scalar or `__typename`
+/// without arguments), which GraphQL merges into one.
+fn is_same_leaf(a: &Field, b: &Field) -> bool {
+    a.name.node == b.name.node
+        && a.arguments.is_empty()
+        && b.arguments.is_empty()
+        && a.selection_set.node.items.is_empty()
+        && b.selection_set.node.items.is_empty()
 }
 
 fn keyed<T>(field: &Field, what: T) -> Keyed<T> {
@@ -252,111 +436,6 @@ fn args(field: &Field) -> Args {
         .iter()
         .map(|(n, v)| (n.node.clone(), v.node.clone()))
         .collect()
-}
-
-/// A root field, matched as the executor's `Query` matches it.
-fn root(service: &'static ServiceMeta, field: &Field) -> Option<Keyed<Root>> {
-    let name = field.name.node.as_str();
-    if name == "__typename" {
-        return Some(keyed(field, Root::Typename));
-    }
-    if matches!(name, "node" | "user" | "_empty") {
-        return None;
-    }
-    let count_of = name
-        .strip_prefix("_all")
-        .and_then(|n| n.strip_suffix("Meta"));
-    let meta = service.models.iter().find(|m| {
-        name.strip_prefix("all") == Some(m.plural) || count_of == Some(m.plural) || name == m.name
-    })?;
-    let what = if name.strip_prefix("all") == Some(meta.plural) {
-        Root::All {
-            args: args(field),
-            object: object(meta, &field.selection_set)?,
-        }
-    } else if count_of == Some(meta.plural) {
-        Root::Count {
-            meta,
-            args: args(field),
-            fields: count_fields(&field.selection_set)?,
-        }
-    } else {
-        Root::One {
-            args: args(field),
-            object: object(meta, &field.selection_set)?,
-        }
-    };
-    Some(keyed(field, what))
-}
-
-fn count_fields(set: &Positioned<SelectionSet>) -> Option<Vec<Keyed<CountField>>> {
-    fields(set)?
-        .into_iter()
-        .map(|f| match f.name.node.as_str() {
-            "count" => Some(keyed(f, CountField::Count)),
-            "__typename" => Some(keyed(f, CountField::Typename)),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The selection on a node of `meta`.
-fn object(meta: &'static ModelMeta, set: &Positioned<SelectionSet>) -> Option<Object> {
-    let mut items = Vec::new();
-    let mut columns: Vec<usize> = Vec::new();
-    fn column(columns: &mut Vec<usize>, field: usize) -> usize {
-        match columns.iter().position(|&c| c == field) {
-            Some(at) => at,
-            None => {
-                columns.push(field);
-                columns.len() - 1
-            }
-        }
-    }
-    for f in fields(set)? {
-        let name = f.name.node.as_str();
-        let count_of = name.strip_prefix('_').and_then(|n| n.strip_suffix("Meta"));
-        let what = if name == "__typename" {
-            Item::Typename
-        } else if let Some(field) = meta.fields.iter().position(|c| c.exposed && c.name == name) {
-            let c = &meta.fields[field];
-            if c.kind == Kind::Enum && c.list {
-                return None;
-            }
-            let at = column(&mut columns, field);
-            Item::Scalar { field, at }
-        } else if let Some(rel) = meta.relations.iter().position(|r| r.name == name) {
-            let object = object(meta.relations[rel].target, &f.selection_set)?;
-            Item::Related {
-                rel,
-                args: args(f),
-                object,
-            }
-        } else if let Some(rel) = meta
-            .relations
-            .iter()
-            .position(|r| r.list && count_of == Some(r.name))
-        {
-            Item::Count {
-                rel,
-                args: args(f),
-                fields: count_fields(&f.selection_set)?,
-            }
-        } else {
-            return None;
-        };
-        items.push(keyed(f, what));
-    }
-    let mut object = Object {
-        meta,
-        items,
-        columns: Vec::new(),
-    };
-    if object.has_relations() || columns.is_empty() {
-        column(&mut columns, meta.id);
-    }
-    object.columns = columns;
-    Some(object)
 }
 
 /// What a plan's run needs from the request.

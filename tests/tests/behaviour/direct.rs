@@ -121,7 +121,7 @@ async fn data_set(srv: &Server) {
 
 db_tests! {
     /// Lists, single nodes and counts of every scalar kind, with arguments as literals and as
-    /// variables, aliases and `__typename`: the plan's response is the executor's.
+    /// variables, aliases, fragments and `__typename`: the plan's response is the executor's.
     async fn plans_answer_like_the_executor(srv) {
         data_set(srv).await;
         let root = Some(srv.root_token());
@@ -144,6 +144,11 @@ db_tests! {
             ("{ Post(externalId: \"ext-1\") { slug } User(email: \"bob@example.com\") { name } }".into(), json!({})),
             ("{ _allPostsMeta(filter: { votes_gt: 2 }) { count __typename } n: _allUsersMeta { count } }".into(), json!({})),
             ("{ _allPostsMeta(first: 5000) { count } }".into(), json!({})),
+            // Fragments on the selected type itself are flattened; a leaf field selected twice
+            // is merged.
+            ("{ allPosts(orderBy: slug_ASC) { ...F } } fragment F on Post { slug title }".into(), json!({})),
+            ("{ allPosts(orderBy: slug_ASC) { id ... on Post { slug } ... { votes id } } }".into(), json!({})),
+            ("query Q { ...R } fragment R on Query { allUsers(orderBy: email_ASC) { ...U posts(first: 1) { ...P } } _allPostsMeta { ...C } } fragment U on User { name email } fragment P on Post { slug } fragment C on _QueryMeta { count }".into(), json!({})),
         ];
         for (query, variables) in cases {
             assert!(compare(srv, root, &query, variables.clone()).await, "not direct: {query} {variables}");
@@ -196,14 +201,16 @@ db_tests! {
     }
 
     /// What a plan does not cover, and every error, is answered by the executor, with the
-    /// executor's response: fragments, directives, `node`, enum lists, bad variables, broken
-    /// paging rules, fields the requester may not read, a required relation with no node.
+    /// executor's response: fragments on interfaces, directives, repeated object fields,
+    /// `node`, enum lists, bad variables, broken paging rules, fields the requester may not
+    /// read, a required relation with no node.
     async fn the_executor_answers_what_plans_do_not(srv) {
         data_set(srv).await;
         let root = Some(srv.root_token());
         let executor: Vec<(&str, Value)> = vec![
-            ("{ allPosts { ...F } } fragment F on Post { slug }", json!({})),
-            ("{ allPosts { ... on Post { slug } } }", json!({})),
+            ("{ allPosts { ... on Node { id } } }", json!({})),
+            ("{ allPosts { ...F @include(if: true) } } fragment F on Post { slug }", json!({})),
+            ("{ allPosts(orderBy: slug_ASC) { author { name } ...F } } fragment F on Post { author { email } }", json!({})),
             ("query ($s: Boolean!) { allPosts { slug @include(if: $s) } }", json!({ "s": true })),
             ("{ allChildren { moods } }", json!({})),
             ("query ($f: PostFilter) { allPosts(filter: $f) { slug } }", json!({ "f": { "votes_gt": 1 } })),
