@@ -5,7 +5,7 @@
 //!
 //! What a plan covers: query operations whose variables are of the built-in scalar types, made
 //! of `all<Plural>`, `<Type>(…)`, `_all<Plural>Meta` and `__typename` at the root, and below
-//! them scalar fields, `__typename` and relation fields (with their `_<field>Meta`); fragments
+//! them scalar and enum fields, `__typename` and relation fields (with their `_<field>Meta`); fragments
 //! on the selected type itself are flattened and a leaf field selected twice is merged. No
 //! directives, fragments on interfaces, or other repeated response keys: anything else is
 //! answered by the executor.
@@ -370,10 +370,6 @@ impl<'a> Compile<'a> {
                 Item::Typename
             } else if let Some(field) = meta.fields.iter().position(|c| c.exposed && c.name == name)
             {
-                let c = &meta.fields[field];
-                if c.kind == Kind::Enum && c.list {
-                    return None;
-                }
                 let at = column(&mut columns, field);
                 Item::Scalar { field, at }
             } else if let Some(rel) = meta.relations.iter().position(|r| r.name == name) {
@@ -867,7 +863,20 @@ fn write_value(
             }
             value.is_some()
         }
-        (Kind::Enum, true) | (Kind::Relation, _) => return None,
+        (Kind::Enum, true) => {
+            let value = get::<Vec<String>>(row, at, backend)?;
+            if let Some(items) = &value {
+                if !items
+                    .iter()
+                    .all(|v| field.enum_values.contains(&v.as_str()))
+                {
+                    return None;
+                }
+                write_json(out, items);
+            }
+            value.is_some()
+        }
+        (Kind::Relation, _) => return None,
     };
     if !written {
         if field.required && !field.list {
