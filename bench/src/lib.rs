@@ -1,7 +1,24 @@
-//! What the benchmark binaries share: reading a service's `admin` root token through the
-//! System API, the way `svc root-token admin` does.
+//! What the benchmark binaries share: GraphQL requests, and reading a service's `admin` root
+//! token through the System API, the way `svc root-token admin` does.
 
 use serde_json::{Value, json};
+
+/// A GraphQL request to `url`, with `Authorization: Bearer <token>` when there is a token.
+pub fn request(
+    client: &reqwest::Client,
+    url: &str,
+    token: Option<&str>,
+    query: &str,
+    variables: &Value,
+) -> reqwest::RequestBuilder {
+    let request = client
+        .post(url)
+        .json(&json!({ "query": query, "variables": variables }));
+    match token {
+        Some(token) => request.bearer_auth(token),
+        None => request,
+    }
+}
 
 /// Posts a GraphQL request and returns the response body.
 pub async fn post(
@@ -11,13 +28,7 @@ pub async fn post(
     query: &str,
     variables: &Value,
 ) -> Result<Value, String> {
-    let mut request = client
-        .post(url)
-        .json(&json!({ "query": query, "variables": variables }));
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    let res = request
+    let res = request(client, url, token, query, variables)
         .send()
         .await
         .map_err(|e| format!("request failed: {e}"))?;

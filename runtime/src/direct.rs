@@ -21,7 +21,7 @@
 //! which variables are substituted. A plan parses every argument with the same input types the
 //! resolvers use, so a value that the executor would refuse makes the plan give up.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::ops::Range;
 use std::pin::Pin;
@@ -394,18 +394,15 @@ impl<'a> Compile<'a> {
             };
             items.push(keyed(f, what));
         }
-        if items
-            .iter()
-            .any(|i| matches!(i.what, Item::Related { .. } | Item::Count { .. }))
-            || columns.is_empty()
-        {
-            column(&mut columns, meta.id);
-        }
-        Some(Object {
+        let mut object = Object {
             meta,
             items,
             columns,
-        })
+        };
+        if object.has_relations() || object.columns.is_empty() {
+            column(&mut object.columns, meta.id);
+        }
+        Some(object)
     }
 }
 
@@ -612,14 +609,17 @@ impl Run<'_> {
                 return Some(Fetched { rows, rels });
             }
             let id_at = object.id_at();
-            let mut parents: Vec<String> = Vec::with_capacity(rows.len());
-            for row in &rows {
-                let id: String = row.try_get_by_index(id_at).ok()?;
-                if !parents.contains(&id) {
-                    parents.push(id);
-                }
-            }
-            let parents: Vec<&str> = parents.iter().map(String::as_str).collect();
+            // A node can appear under several parents of the level above (n:m): each id once.
+            let ids = rows
+                .iter()
+                .map(|row| row.try_get_by_index::<String>(id_at).ok())
+                .collect::<Option<Vec<_>>>()?;
+            let mut seen = HashSet::with_capacity(ids.len());
+            let parents: Vec<&str> = ids
+                .iter()
+                .map(String::as_str)
+                .filter(|id| seen.insert(*id))
+                .collect();
             for item in &object.items {
                 match &item.what {
                     Item::Related {
@@ -787,95 +787,53 @@ fn write_value(
     field: &FieldMeta,
     backend: Backend,
 ) -> Option<()> {
-    fn get<T: Column>(row: &QueryResult, at: usize, backend: Backend) -> Option<Option<T>> {
-        T::get(row, at, backend).ok()
-    }
-    fn list<T: Column + serde::Serialize>(
+    /// Reads the column as `T` and writes it with `write`: `Some(false)` for null, `None` when
+    /// it does not decode or `valid` refuses it.
+    fn put<T: Column>(
         out: &mut Vec<u8>,
-        row: &QueryResult,
-        at: usize,
-        backend: Backend,
+        (row, at, backend): (&QueryResult, usize, Backend),
+        valid: impl Fn(&T) -> bool,
+        write: impl Fn(&mut Vec<u8>, &T),
     ) -> Option<bool> {
-        let value = get::<T>(row, at, backend)?;
-        if let Some(v) = &value {
-            write_json(out, v);
+        match T::get(row, at, backend).ok()? {
+            Some(v) if valid(&v) => {
+                write(out, &v);
+                Some(true)
+            }
+            Some(_) => None,
+            None => Some(false),
         }
-        Some(value.is_some())
     }
+    fn any<T>(_: &T) -> bool {
+        true
+    }
+    let cell = (row, at, backend);
+    let is_enum = |s: &String| field.enum_values.contains(&s.as_str());
     let written = match (field.kind, field.list) {
-        (Kind::Id | Kind::String, false) => get::<String>(row, at, backend)?
-            .map(|s| write_str(out, &s))
-            .is_some(),
-        (Kind::Enum, false) => match get::<String>(row, at, backend)? {
-            Some(s) if field.enum_values.contains(&s.as_str()) => {
-                write_str(out, &s);
-                true
-            }
-            Some(_) => return None,
-            None => false,
-        },
-        (Kind::Int, false) => get::<i32>(row, at, backend)?
-            .map(|v| write_json(out, &v))
-            .is_some(),
-        (Kind::Float, false) => match get::<f64>(row, at, backend)? {
-            Some(v) if v.is_finite() => {
-                write_json(out, &v);
-                true
-            }
-            Some(_) => return None,
-            None => false,
-        },
-        (Kind::Boolean, false) => get::<bool>(row, at, backend)?
-            .map(|v| write_json(out, &v))
-            .is_some(),
-        (Kind::DateTime, false) => get::<DateTime>(row, at, backend)?
-            .map(|v| write_str(out, &format_datetime(&v.0)))
-            .is_some(),
-        (Kind::Json, false) => get::<Json>(row, at, backend)?
-            .map(|v| write_json(out, &v.0))
-            .is_some(),
-        (Kind::Id | Kind::String, true) => list::<Vec<String>>(out, row, at, backend)?,
-        (Kind::Int, true) => list::<Vec<i32>>(out, row, at, backend)?,
-        (Kind::Boolean, true) => list::<Vec<bool>>(out, row, at, backend)?,
+        (Kind::Id | Kind::String, false) => put::<String>(out, cell, any, |o, s| write_str(o, s))?,
+        (Kind::Enum, false) => put::<String>(out, cell, is_enum, |o, s| write_str(o, s))?,
+        (Kind::Int, false) => put::<i32>(out, cell, any, write_json)?,
+        (Kind::Float, false) => put::<f64>(out, cell, |v| v.is_finite(), write_json)?,
+        (Kind::Boolean, false) => put::<bool>(out, cell, any, write_json)?,
+        (Kind::DateTime, false) => put::<DateTime>(out, cell, any, |o, d| {
+            write_str(o, &format_datetime(&d.0));
+        })?,
+        (Kind::Json, false) => put::<Json>(out, cell, any, |o, j| write_json(o, &j.0))?,
+        (Kind::Id | Kind::String, true) => put::<Vec<String>>(out, cell, any, write_json)?,
+        (Kind::Enum, true) => put::<Vec<String>>(out, cell, |v| v.iter().all(is_enum), write_json)?,
+        (Kind::Int, true) => put::<Vec<i32>>(out, cell, any, write_json)?,
         (Kind::Float, true) => {
-            let value = get::<Vec<f64>>(row, at, backend)?;
-            if let Some(items) = &value {
-                if !items.iter().all(|v| v.is_finite()) {
-                    return None;
-                }
-                write_json(out, items);
-            }
-            value.is_some()
+            put::<Vec<f64>>(out, cell, |v| v.iter().all(|x| x.is_finite()), write_json)?
         }
-        (Kind::DateTime, true) => {
-            let value = get::<Vec<DateTime>>(row, at, backend)?;
-            if let Some(items) = &value {
-                let texts: Vec<String> = items.iter().map(|d| format_datetime(&d.0)).collect();
-                write_json(out, &texts);
-            }
-            value.is_some()
-        }
-        (Kind::Json, true) => {
-            let value = get::<Vec<Json>>(row, at, backend)?;
-            if let Some(items) = &value {
-                let values: Vec<&serde_json::Value> = items.iter().map(|j| &j.0).collect();
-                write_json(out, &values);
-            }
-            value.is_some()
-        }
-        (Kind::Enum, true) => {
-            let value = get::<Vec<String>>(row, at, backend)?;
-            if let Some(items) = &value {
-                if !items
-                    .iter()
-                    .all(|v| field.enum_values.contains(&v.as_str()))
-                {
-                    return None;
-                }
-                write_json(out, items);
-            }
-            value.is_some()
-        }
+        (Kind::Boolean, true) => put::<Vec<bool>>(out, cell, any, write_json)?,
+        (Kind::DateTime, true) => put::<Vec<DateTime>>(out, cell, any, |o, v| {
+            let texts: Vec<String> = v.iter().map(|d| format_datetime(&d.0)).collect();
+            write_json(o, &texts);
+        })?,
+        (Kind::Json, true) => put::<Vec<Json>>(out, cell, any, |o, v| {
+            let values: Vec<&serde_json::Value> = v.iter().map(|j| &j.0).collect();
+            write_json(o, &values);
+        })?,
         (Kind::Relation, _) => return None,
     };
     if !written {

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::data::Rng;
 use crate::targets::{Expect, Ids, Kind, Query, variables};
@@ -123,13 +123,7 @@ pub async fn send(
     query: &str,
     variables: &Value,
 ) -> Result<(Value, Option<u64>), String> {
-    let mut request = client
-        .post(url)
-        .json(&json!({ "query": query, "variables": variables }));
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    let res = request
+    let res = svc_bench::request(client, url, token, query, variables)
         .send()
         .await
         .map_err(|e| format!("request failed: {e}"))?;
