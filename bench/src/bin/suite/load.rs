@@ -2,6 +2,7 @@
 //! in which every request's latency is kept. Every response is checked; the first error ends
 //! the cell, which is then reported as failed.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -10,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::data::Rng;
+use crate::json::Json;
 use crate::targets::{Expect, Ids, Kind, Query, variables};
 
 /// The SQL statement count header of svc responses.
@@ -114,15 +116,56 @@ pub struct HttpTarget {
     pub ids: Ids,
 }
 
-/// Sends one GraphQL request; returns `data` and the statement count header. HTTP failures and
-/// GraphQL errors are errors.
-pub async fn send(
+/// A response as it came: status, body and the statement count header.
+pub struct Raw {
+    status: reqwest::StatusCode,
+    body: bytes::Bytes,
+    pub statements: Option<u64>,
+}
+
+impl Raw {
+    /// The `data` of a successful response, checked as [`send`] does, without copying the
+    /// body into an owned tree (what every request of a measured window goes through).
+    pub fn data(&self) -> Result<Json<'_>, String> {
+        let body = Json::parse(&self.body).map_err(|e| self.not_json(e))?;
+        let data = match body {
+            Json::Object(entries) => {
+                let mut data = None;
+                for (k, v) in entries {
+                    match &*k {
+                        "errors" if !v.is_null() => return Err(format!("GraphQL errors: {v}")),
+                        "data" => data = Some(v),
+                        _ => {}
+                    }
+                }
+                data
+            }
+            _ => None,
+        };
+        if !self.status.is_success() {
+            return Err(format!("HTTP {}: {}", self.status, self.text()));
+        }
+        data.filter(|d| !d.is_null())
+            .ok_or_else(|| format!("no data: {}", self.text()))
+    }
+
+    fn text(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(&self.body[..self.body.len().min(300)])
+    }
+
+    fn not_json(&self, e: serde_json::Error) -> String {
+        format!("HTTP {}, not JSON ({e}): {}", self.status, self.text())
+    }
+}
+
+/// Sends one GraphQL request and reads the whole response.
+pub async fn send_raw(
     client: &reqwest::Client,
     url: &str,
     token: Option<&str>,
     query: &str,
     variables: &Value,
-) -> Result<(Value, Option<u64>), String> {
+) -> Result<Raw, String> {
     let res = svc_bench::request(client, url, token, query, variables)
         .send()
         .await
@@ -133,26 +176,31 @@ pub async fn send(
         .get(STATEMENTS_HEADER)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse().ok());
-    let bytes = res
+    let body = res
         .bytes()
         .await
         .map_err(|e| format!("reading the response failed: {e}"))?;
-    let body: Value = serde_json::from_slice(&bytes).map_err(|e| {
-        format!(
-            "HTTP {status}, not JSON ({e}): {}",
-            String::from_utf8_lossy(&bytes[..bytes.len().min(300)])
-        )
-    })?;
-    if let Some(errors) = body.get("errors").filter(|e| !e.is_null()) {
-        return Err(format!("GraphQL errors: {errors}"));
-    }
-    if !status.is_success() {
-        return Err(format!("HTTP {status}: {body}"));
-    }
-    match body.get("data") {
-        Some(data) if !data.is_null() => Ok((data.clone(), statements)),
-        _ => Err(format!("no data: {body}")),
-    }
+    Ok(Raw {
+        status,
+        body,
+        statements,
+    })
+}
+
+/// Sends one GraphQL request; returns `data` and the statement count header. HTTP failures and
+/// GraphQL errors are errors.
+pub async fn send(
+    client: &reqwest::Client,
+    url: &str,
+    token: Option<&str>,
+    query: &str,
+    variables: &Value,
+) -> Result<(Value, Option<u64>), String> {
+    let raw = send_raw(client, url, token, query, variables).await?;
+    // Checked first with the lean tree, so both paths give the same verdicts and messages.
+    raw.data()?;
+    let mut body: Value = serde_json::from_slice(&raw.body).map_err(|e| raw.not_json(e))?;
+    Ok((body["data"].take(), raw.statements))
 }
 
 /// Runs `query` against `target` from `settings.clients` concurrent loops.
@@ -192,7 +240,7 @@ pub async fn http(
                 }
                 let n = counter.fetch_add(1, Ordering::Relaxed);
                 let vars = variables(query, &target.ids, n, &run, |k| rng.below(k));
-                let result = send(
+                let result = send_raw(
                     &client,
                     &target.url,
                     target.token.as_deref(),
@@ -200,9 +248,9 @@ pub async fn http(
                     &vars,
                 )
                 .await
-                .and_then(|(data, s)| {
-                    target.kind.check(query, &vars, &data, &expect)?;
-                    Ok(s)
+                .and_then(|raw| {
+                    target.kind.check(query, &vars, &raw.data()?, &expect)?;
+                    Ok(raw.statements)
                 });
                 let done = Instant::now();
                 completed += usize::from(result.is_ok());

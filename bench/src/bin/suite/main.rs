@@ -16,6 +16,7 @@
 //! `SVC_BENCH_CLK_TCK` clock ticks per second, default 100).
 
 mod data;
+mod json;
 mod load;
 mod report;
 mod targets;

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::data::{FILTER_TITLE_CONTAINS, FILTER_VOTES_GT, POSTS_PER_USER};
+use crate::json::Json;
 
 /// The five logical queries, in the order they run (the create runs last so the reads see
 /// the loaded data set only).
@@ -170,16 +171,18 @@ impl Kind {
         self,
         query: Query,
         variables: &Value,
-        data: &Value,
+        data: &Json,
         expect: &Expect,
     ) -> Result<(), String> {
         let svc = self.is_svc();
         let id = self.id_field();
-        let list = |v: &Value, ptr: &str| -> Result<Vec<Value>, String> {
+        fn list<'v, 'a>(v: &'v Json<'a>, ptr: &str) -> Result<&'v [Json<'a>], String> {
             v.pointer(ptr)
-                .and_then(Value::as_array)
-                .cloned()
+                .and_then(Json::as_array)
                 .ok_or_else(|| format!("no list at {ptr}"))
+        }
+        let same = |got: Option<&Json>, want: Option<&Value>| {
+            got.zip(want).is_some_and(|(g, w)| g.same_scalar(w))
         };
         let posts_ptr = if svc { "/allPosts" } else { "/allPosts/nodes" };
         match query {
@@ -189,9 +192,9 @@ impl Kind {
                 if posts.len() != want {
                     return Err(format!("{} posts instead of {want}", posts.len()));
                 }
-                for p in &posts {
+                for p in posts {
                     for f in [id, "slug", "title", "votes", "createdAt"] {
-                        if p.get(f).is_none_or(Value::is_null) {
+                        if p.get(f).is_none_or(Json::is_null) {
                             return Err(format!("a post without `{f}`: {p}"));
                         }
                     }
@@ -204,7 +207,7 @@ impl Kind {
                     format!("/{}", self.by_id_field())
                 };
                 let got = data.pointer(&ptr).and_then(|p| p.get(id));
-                if got != variables.get("id") {
+                if !same(got, variables.get("id")) {
                     return Err(format!("asked for post {}, got {data}", variables["id"]));
                 }
             }
@@ -218,7 +221,7 @@ impl Kind {
                 if users.len() != expect.users.min(10) {
                     return Err(format!("{} users instead of 10", users.len()));
                 }
-                for u in &users {
+                for u in users {
                     let n = list(u, posts)?.len();
                     if n != POSTS_PER_USER.min(10) {
                         return Err(format!("a user with {n} posts instead of 10"));
@@ -231,7 +234,7 @@ impl Kind {
                 } else {
                     "/allPosts/totalCount"
                 };
-                let count = data.pointer(count_ptr).and_then(Value::as_u64);
+                let count = data.pointer(count_ptr).and_then(Json::as_u64);
                 if count != Some(expect.filtered as u64) {
                     return Err(format!(
                         "count {count:?} instead of {} (different data or filter semantics)",
@@ -242,9 +245,9 @@ impl Kind {
                 if posts.len() != expect.filtered.min(50) {
                     return Err(format!("{} posts instead of 50", posts.len()));
                 }
-                for p in &posts {
-                    let votes = p["votes"].as_i64().unwrap_or(i64::MIN);
-                    let title = p["title"].as_str().unwrap_or("");
+                for p in posts {
+                    let votes = p.get("votes").and_then(Json::as_i64).unwrap_or(i64::MIN);
+                    let title = p.get("title").and_then(Json::as_str).unwrap_or("");
                     if votes <= FILTER_VOTES_GT || !title.contains(FILTER_TITLE_CONTAINS) {
                         return Err(format!("a post outside the filter: {p}"));
                     }
@@ -258,8 +261,8 @@ impl Kind {
                 };
                 let post = data.pointer(ptr);
                 let slug = post.and_then(|p| p.get("slug"));
-                if slug != variables.get("slug")
-                    || post.and_then(|p| p.get(id)).is_none_or(Value::is_null)
+                if !same(slug, variables.get("slug"))
+                    || post.and_then(|p| p.get(id)).is_none_or(Json::is_null)
                 {
                     return Err(format!("the created post is not returned: {data}"));
                 }
