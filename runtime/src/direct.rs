@@ -512,7 +512,7 @@ impl Run<'_> {
         Some(out)
     }
 
-    fn exec(&self) -> Exec<'_, sea_orm::DatabaseConnection> {
+    fn exec(&self) -> Exec<'_, crate::storage::Conn> {
         Exec {
             conn: self.state.db.reader(),
             counter: self.counter,

@@ -207,7 +207,7 @@ impl RelLoaders {
         }
     }
 
-    fn exec(&self) -> Exec<'_, sea_orm::DatabaseConnection> {
+    fn exec(&self) -> Exec<'_, crate::storage::Conn> {
         Exec {
             conn: self.state.db.reader(),
             counter: &self.counter,

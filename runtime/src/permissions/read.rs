@@ -321,7 +321,7 @@ impl ReadChecks {
 
 /// One statement: every applicable read query of `model` for every node of the batch.
 async fn evaluate(
-    exec: &Exec<'_, sea_orm::DatabaseConnection>,
+    exec: &Exec<'_, crate::storage::Conn>,
     state: &State,
     model: &'static ModelMeta,
     ids: &[&str],

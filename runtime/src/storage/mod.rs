@@ -7,6 +7,7 @@
 //! header and used by tests that guard against N+1 queries).
 
 pub mod ddl;
+mod pg;
 pub mod sql;
 
 use std::str::FromStr;
@@ -18,13 +19,18 @@ use sea_orm::sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
 };
 use sea_orm::{
-    ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbErr, QueryResult,
-    SqlxPostgresConnector, SqlxSqliteConnector, TransactionTrait, Value,
+    ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbErr, ExecResult, QueryResult,
+    SqlxPostgresConnector, SqlxSqliteConnector, Statement, TransactionTrait, Value,
 };
 
 use crate::meta::{FieldMeta, Kind};
 use crate::value::{Val, format_datetime, parse_datetime};
 pub use sql::Sql;
+
+/// PostgreSQL connections for single statements, and for transactions; both sets open
+/// connections only as concurrency needs them.
+const STATEMENT_CONNECTIONS: usize = 16;
+const TX_CONNECTIONS: u32 = 8;
 
 /// Which SQL dialect a database speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,25 +43,76 @@ pub enum Backend {
 #[derive(Debug, Clone)]
 pub struct Db {
     backend: Backend,
-    read: DatabaseConnection,
-    write: DatabaseConnection,
+    read: Conn,
+    write: Conn,
+    /// The pool transactions begin on.
+    tx: DatabaseConnection,
+}
+
+/// Where statements outside a transaction run: a sqlx pool (SQLite), or on PostgreSQL a set of
+/// connections that are not pinged between statements ([`pg::Direct`]).
+#[derive(Debug, Clone)]
+pub enum Conn {
+    Pool(DatabaseConnection),
+    Pg(pg::Direct),
+}
+
+#[async_trait::async_trait]
+impl ConnectionTrait for Conn {
+    fn get_database_backend(&self) -> sea_orm::DbBackend {
+        match self {
+            Conn::Pool(c) => c.get_database_backend(),
+            Conn::Pg(_) => sea_orm::DbBackend::Postgres,
+        }
+    }
+
+    async fn execute_raw(&self, stmt: Statement) -> Result<ExecResult, DbErr> {
+        match self {
+            Conn::Pool(c) => c.execute_raw(stmt).await,
+            Conn::Pg(c) => c.execute(&stmt).await,
+        }
+    }
+
+    async fn execute_unprepared(&self, sql: &str) -> Result<ExecResult, DbErr> {
+        match self {
+            Conn::Pool(c) => c.execute_unprepared(sql).await,
+            Conn::Pg(c) => c.execute_unprepared(sql).await,
+        }
+    }
+
+    async fn query_one_raw(&self, stmt: Statement) -> Result<Option<QueryResult>, DbErr> {
+        match self {
+            Conn::Pool(c) => c.query_one_raw(stmt).await,
+            Conn::Pg(c) => c.query_one(&stmt).await,
+        }
+    }
+
+    async fn query_all_raw(&self, stmt: Statement) -> Result<Vec<QueryResult>, DbErr> {
+        match self {
+            Conn::Pool(c) => c.query_all_raw(stmt).await,
+            Conn::Pg(c) => c.query_all(&stmt).await,
+        }
+    }
 }
 
 impl Db {
     /// Connects to `sqlite://path` (created if missing) or `postgres://…`.
     pub async fn connect(url: &str) -> Result<Db, DbErr> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            // Transactions run on a sqlx pool (which pings a connection before lending it and
+            // when it comes back); single statements on connections that are not pinged
+            // between statements (`pg.rs`).
             let pool = PgPoolOptions::new()
-                .max_connections(16)
+                .max_connections(TX_CONNECTIONS)
                 .acquire_timeout(Duration::from_secs(30))
-                .connect(url)
-                .await
+                .connect_lazy(url)
                 .map_err(|e| DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string())))?;
-            let conn = SqlxPostgresConnector::from_sqlx_postgres_pool(pool);
+            let direct = Conn::Pg(pg::Direct::connect(url, STATEMENT_CONNECTIONS).await?);
             Ok(Db {
                 backend: Backend::Postgres,
-                read: conn.clone(),
-                write: conn,
+                read: direct.clone(),
+                write: direct,
+                tx: SqlxPostgresConnector::from_sqlx_postgres_pool(pool),
             })
         } else if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)
@@ -77,10 +134,12 @@ impl Db {
             let reader = connect(4)
                 .await
                 .map_err(|e| DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string())))?;
+            let writer = SqlxSqliteConnector::from_sqlx_sqlite_pool(writer);
             Ok(Db {
                 backend: Backend::Sqlite,
-                read: SqlxSqliteConnector::from_sqlx_sqlite_pool(reader),
-                write: SqlxSqliteConnector::from_sqlx_sqlite_pool(writer),
+                read: Conn::Pool(SqlxSqliteConnector::from_sqlx_sqlite_pool(reader)),
+                write: Conn::Pool(writer.clone()),
+                tx: writer,
             })
         } else {
             Err(DbErr::Conn(sea_orm::RuntimeErr::Internal(format!(
@@ -94,18 +153,18 @@ impl Db {
     }
 
     /// The connection for reads outside a transaction.
-    pub fn reader(&self) -> &DatabaseConnection {
+    pub fn reader(&self) -> &Conn {
         &self.read
     }
 
     /// The connection for a write that is a single statement (its own transaction).
-    pub fn writer(&self) -> &DatabaseConnection {
+    pub fn writer(&self) -> &Conn {
         &self.write
     }
 
     /// Starts the transaction a mutation runs in.
     pub async fn begin(&self) -> Result<DatabaseTransaction, DbErr> {
-        self.write.begin().await
+        self.tx.begin().await
     }
 
     /// A new SQL builder for this database's dialect.
@@ -127,7 +186,7 @@ impl Db {
 
     /// Runs a batch of DDL statements in one transaction.
     pub async fn execute_script(&self, statements: &[String]) -> Result<(), DbErr> {
-        let tx = self.write.begin().await?;
+        let tx = self.tx.begin().await?;
         for s in statements {
             tx.execute_unprepared(s).await?;
         }

@@ -72,6 +72,7 @@ macro_rules! db_cases {
 
 mod support;
 
+mod connections;
 mod direct;
 mod envelope;
 mod filters;

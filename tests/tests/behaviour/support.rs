@@ -80,11 +80,24 @@ impl TestDatabase {
                     .unwrap_or_else(|e| panic!("cannot create schema `{schema}`: {e}"));
                 let _ = conn.close().await;
                 let sep = if base.contains('?') { '&' } else { '?' };
-                let url = format!("{base}{sep}options=-c%20search_path%3D{schema},public");
+                // The schema's name also names the server's connections, so a test can find
+                // them in `pg_stat_activity`.
+                let url = format!(
+                    "{base}{sep}options=-c%20search_path%3D{schema},public&application_name={schema}"
+                );
                 (url, Storage::PostgresSchema(schema))
             }
         };
         Some(TestDatabase { url, storage })
+    }
+
+    /// The PostgreSQL schema of this database (`None` on SQLite); it is also the
+    /// `application_name` of every connection made with [`TestDatabase::url`].
+    pub fn postgres_schema(&self) -> Option<&str> {
+        match &self.storage {
+            Storage::PostgresSchema(schema) => Some(schema),
+            Storage::SqliteDir(_) => None,
+        }
     }
 
     /// Runs SQL statements on the database directly (through the runtime's storage layer).
@@ -424,7 +437,7 @@ fn postgres_url() -> String {
     std::env::var("SVC_TEST_POSTGRES_URL").unwrap_or_else(|_| DEFAULT_POSTGRES_URL.to_owned())
 }
 
-async fn admin_connection() -> Result<sqlx::PgConnection, String> {
+pub async fn admin_connection() -> Result<sqlx::PgConnection, String> {
     let url = postgres_url();
     match tokio::time::timeout(Duration::from_secs(10), sqlx::PgConnection::connect(&url)).await {
         Ok(Ok(conn)) => Ok(conn),
@@ -444,15 +457,19 @@ async fn prepare_database(conn: &mut sqlx::PgConnection) {
     if DONE.load(Ordering::Acquire) {
         return;
     }
-    // An advisory lock serialises this across the tests of this and of other processes.
-    sqlx::raw_sql(
-        "SELECT pg_advisory_lock(7317001); \
-         CREATE EXTENSION IF NOT EXISTS citext WITH SCHEMA public; \
-         SELECT pg_advisory_unlock(7317001);",
-    )
-    .execute(&mut *conn)
-    .await
-    .unwrap_or_else(|e| panic!("cannot install the `citext` extension into `public`: {e}"));
+    // An advisory lock serialises this across the tests of this and of other processes. Three
+    // statements, not one: a multi-statement query is one transaction, and an unlock inside it
+    // would let the next session look for the extension before it is committed.
+    for statement in [
+        "SELECT pg_advisory_lock(7317001)",
+        "CREATE EXTENSION IF NOT EXISTS citext WITH SCHEMA public",
+        "SELECT pg_advisory_unlock(7317001)",
+    ] {
+        sqlx::raw_sql(statement)
+            .execute(&mut *conn)
+            .await
+            .unwrap_or_else(|e| panic!("cannot install the `citext` extension into `public`: {e}"));
+    }
     DONE.store(true, Ordering::Release);
 }
 

@@ -1,0 +1,227 @@
+//! PostgreSQL connections for statements that run outside a transaction.
+//!
+//! sqlx's pool pings every connection it takes back (`Sync`, then a wait for `ReadyForQuery`),
+//! so each pooled statement costs two round trips: on a 100-row read that ping was a third of
+//! the server's traffic with PostgreSQL and woke both processes once more per request. These
+//! connections are kept in a plain stack instead. A connection goes back as it is; sqlx's
+//! connection drains whatever a dropped statement left unread (it waits for every outstanding
+//! `ReadyForQuery`) before it sends the next one, so a request cancelled mid-statement leaves
+//! nothing behind for the next. A connection idle long enough to have been dropped by the
+//! server, a proxy or a firewall is pinged before use. One that fails below the SQL level (I/O,
+//! protocol) is closed, and so are the idle ones; a read that met a dead connection runs once
+//! more on a new one, a write reports the error (it may have been applied). Transactions keep
+//! using sqlx's pool.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use sea_orm::sqlx::postgres::{PgConnectOptions, PgConnection, PgRow};
+use sea_orm::sqlx::{self, AssertSqlSafe, Connection, Executor};
+use sea_orm::{DbErr, ExecResult, QueryResult, RuntimeErr, Statement, Values};
+use sea_query_sqlx::SqlxValues;
+use tokio::sync::{Semaphore, SemaphorePermit};
+
+/// How long a connection may sit idle before it is pinged when taken.
+const IDLE_BEFORE_PING: Duration = Duration::from_secs(30);
+/// How long a statement waits for a free connection.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A bounded set of PostgreSQL connections, opened on demand.
+#[derive(Clone)]
+pub struct Direct(Arc<Inner>);
+
+struct Inner {
+    options: PgConnectOptions,
+    idle: Mutex<Vec<(PgConnection, Instant)>>,
+    permits: Semaphore,
+}
+
+impl std::fmt::Debug for Direct {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Direct")
+            .field("available", &self.0.permits.available_permits())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A connection taken from [`Direct`]; it goes back when dropped unless it broke.
+struct Lease<'a> {
+    conn: Option<PgConnection>,
+    /// Whether the connection had served statements before (so it may have died idle).
+    reused: bool,
+    inner: &'a Inner,
+    _permit: SemaphorePermit<'a>,
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            lock(&self.inner.idle).push((conn, Instant::now()));
+        }
+    }
+}
+
+impl Lease<'_> {
+    fn conn(&mut self) -> &mut PgConnection {
+        self.conn
+            .as_mut()
+            .expect("a lease holds its connection until dropped")
+    }
+
+    /// Takes note of a failed statement: a connection that failed below the SQL level is closed,
+    /// not returned, and so are the idle ones (a server restart or a network cut ends them all;
+    /// the next statements open new connections instead of failing one by one). Returns whether
+    /// the connection broke.
+    fn failed(&mut self, err: &sqlx::Error) -> bool {
+        let broke = !matches!(
+            err,
+            sqlx::Error::Database(_)
+                | sqlx::Error::RowNotFound
+                | sqlx::Error::ColumnDecode { .. }
+                | sqlx::Error::ColumnIndexOutOfBounds { .. }
+                | sqlx::Error::ColumnNotFound(_)
+                | sqlx::Error::Decode(_)
+                | sqlx::Error::Encode(_)
+                | sqlx::Error::TypeNotFound { .. }
+        );
+        if broke {
+            self.conn = None;
+            lock(&self.inner.idle).clear();
+        }
+        broke
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn conn_err(err: sqlx::Error) -> DbErr {
+    DbErr::Conn(RuntimeErr::SqlxError(Arc::new(err)))
+}
+
+fn query_err(err: sqlx::Error) -> DbErr {
+    DbErr::Query(RuntimeErr::SqlxError(Arc::new(err)))
+}
+
+fn exec_err(err: sqlx::Error) -> DbErr {
+    DbErr::Exec(RuntimeErr::SqlxError(Arc::new(err)))
+}
+
+fn query(stmt: &Statement) -> sqlx::query::Query<'_, sqlx::Postgres, SqlxValues> {
+    let values = stmt.values.clone().unwrap_or(Values(Vec::new()));
+    sqlx::query_with(AssertSqlSafe(stmt.sql.as_str()), SqlxValues(values))
+}
+
+impl Direct {
+    /// Opens the first connection (so a wrong URL fails at start) and keeps it.
+    pub async fn connect(url: &str, max: usize) -> Result<Direct, DbErr> {
+        let options: PgConnectOptions = url.parse().map_err(conn_err)?;
+        let first = PgConnection::connect_with(&options)
+            .await
+            .map_err(conn_err)?;
+        Ok(Direct(Arc::new(Inner {
+            options,
+            idle: Mutex::new(vec![(first, Instant::now())]),
+            permits: Semaphore::new(max),
+        })))
+    }
+
+    async fn lease(&self) -> Result<Lease<'_>, DbErr> {
+        let inner = &*self.0;
+        let permit = tokio::time::timeout(ACQUIRE_TIMEOUT, inner.permits.acquire())
+            .await
+            .map_err(|_| DbErr::ConnectionAcquire(sea_orm::ConnAcquireErr::Timeout))?
+            .map_err(|_| DbErr::ConnectionAcquire(sea_orm::ConnAcquireErr::ConnectionClosed))?;
+        loop {
+            let taken = lock(&inner.idle).pop();
+            let (conn, reused) = match taken {
+                Some((conn, since)) if since.elapsed() < IDLE_BEFORE_PING => (conn, true),
+                Some((mut conn, _)) => match conn.ping().await {
+                    Ok(()) => (conn, true),
+                    // A dropped connection: try the next idle one, or open a new one.
+                    Err(_) => continue,
+                },
+                None => (
+                    PgConnection::connect_with(&inner.options)
+                        .await
+                        .map_err(conn_err)?,
+                    false,
+                ),
+            };
+            return Ok(Lease {
+                conn: Some(conn),
+                reused,
+                inner,
+                _permit: permit,
+            });
+        }
+    }
+
+    /// Runs a read: all rows, or only the first when `one`. A read that finds its reused
+    /// connection dead is run once more on a new one: nothing was written, so the client never
+    /// sees a connection the server dropped while it sat idle.
+    async fn read(&self, stmt: &Statement, one: bool) -> Result<Vec<QueryResult>, DbErr> {
+        async fn run(
+            stmt: &Statement,
+            one: bool,
+            conn: &mut PgConnection,
+        ) -> Result<Vec<QueryResult>, sqlx::Error> {
+            let rows: Vec<PgRow> = if one {
+                query(stmt)
+                    .fetch_optional(conn)
+                    .await?
+                    .into_iter()
+                    .collect()
+            } else {
+                query(stmt).fetch_all(conn).await?
+            };
+            Ok(rows.into_iter().map(QueryResult::from).collect())
+        }
+        let mut lease = self.lease().await?;
+        match run(stmt, one, lease.conn()).await {
+            Ok(rows) => Ok(rows),
+            Err(e) if lease.failed(&e) && lease.reused => {
+                drop(lease);
+                let mut lease = self.lease().await?;
+                run(stmt, one, lease.conn()).await.map_err(|e| {
+                    lease.failed(&e);
+                    query_err(e)
+                })
+            }
+            Err(e) => Err(query_err(e)),
+        }
+    }
+
+    pub async fn query_all(&self, stmt: &Statement) -> Result<Vec<QueryResult>, DbErr> {
+        self.read(stmt, false).await
+    }
+
+    pub async fn query_one(&self, stmt: &Statement) -> Result<Option<QueryResult>, DbErr> {
+        Ok(self.read(stmt, true).await?.into_iter().next())
+    }
+
+    /// Runs a write. A write is never repeated: if the connection broke, the statement may or
+    /// may not have been applied, and the error goes to the client.
+    pub async fn execute(&self, stmt: &Statement) -> Result<ExecResult, DbErr> {
+        let mut lease = self.lease().await?;
+        match query(stmt).execute(lease.conn()).await {
+            Ok(done) => Ok(done.into()),
+            Err(e) => {
+                lease.failed(&e);
+                Err(exec_err(e))
+            }
+        }
+    }
+
+    pub async fn execute_unprepared(&self, sql: &str) -> Result<ExecResult, DbErr> {
+        let mut lease = self.lease().await?;
+        match lease.conn().execute(AssertSqlSafe(sql.to_owned())).await {
+            Ok(done) => Ok(done.into()),
+            Err(e) => {
+                lease.failed(&e);
+                Err(exec_err(e))
+            }
+        }
+    }
+}
