@@ -8,9 +8,9 @@
 //! `ReadyForQuery`) before it sends the next one, so a request cancelled mid-statement leaves
 //! nothing behind for the next. A connection idle long enough to have been dropped by the
 //! server, a proxy or a firewall is pinged before use. One that fails below the SQL level (I/O,
-//! protocol) is closed, and so are the idle ones; a read that met a dead connection runs once
-//! more on a new one, a write reports the error (it may have been applied). Transactions keep
-//! using sqlx's pool.
+//! protocol) is closed, and so are the idle ones; a `SELECT` that met a dead connection runs
+//! once more on a new one, any other statement reports the error (it may have been applied).
+//! Transactions keep using sqlx's pool.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -73,17 +73,23 @@ impl Lease<'_> {
     /// the next statements open new connections instead of failing one by one). Returns whether
     /// the connection broke.
     fn failed(&mut self, err: &sqlx::Error) -> bool {
-        let broke = !matches!(
-            err,
-            sqlx::Error::Database(_)
-                | sqlx::Error::RowNotFound
-                | sqlx::Error::ColumnDecode { .. }
-                | sqlx::Error::ColumnIndexOutOfBounds { .. }
-                | sqlx::Error::ColumnNotFound(_)
-                | sqlx::Error::Decode(_)
-                | sqlx::Error::Encode(_)
-                | sqlx::Error::TypeNotFound { .. }
-        );
+        let broke = match err {
+            // The server says the session is over: it was ended (class 57, e.g. 57P01 when an
+            // administrator or a shutdown terminated it) or the connection failed (class 08).
+            sqlx::Error::Database(e) => e
+                .code()
+                .is_some_and(|code| code.starts_with("57P") || code.starts_with("08")),
+            _ => !matches!(
+                err,
+                sqlx::Error::RowNotFound
+                    | sqlx::Error::ColumnDecode { .. }
+                    | sqlx::Error::ColumnIndexOutOfBounds { .. }
+                    | sqlx::Error::ColumnNotFound(_)
+                    | sqlx::Error::Decode(_)
+                    | sqlx::Error::Encode(_)
+                    | sqlx::Error::TypeNotFound { .. }
+            ),
+        };
         if broke {
             self.conn = None;
             lock(&self.inner.idle).clear();
@@ -98,6 +104,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 fn conn_err(err: sqlx::Error) -> DbErr {
     DbErr::Conn(RuntimeErr::SqlxError(Arc::new(err)))
+}
+
+/// Whether `stmt` is a `SELECT` (the runtime's `SELECT`s only read).
+fn is_select(stmt: &Statement) -> bool {
+    stmt.sql
+        .trim_start()
+        .get(..7)
+        .is_some_and(|s| s.eq_ignore_ascii_case("SELECT "))
 }
 
 fn query_err(err: sqlx::Error) -> DbErr {
@@ -158,9 +172,11 @@ impl Direct {
         }
     }
 
-    /// Runs a read: all rows, or only the first when `one`. A read that finds its reused
-    /// connection dead is run once more on a new one: nothing was written, so the client never
-    /// sees a connection the server dropped while it sat idle.
+    /// Runs a statement that returns rows: all of them, or only the first when `one`. A
+    /// `SELECT` that finds its reused connection dead is run once more on a new one: it wrote
+    /// nothing, so the client never sees a connection the server dropped while it sat idle.
+    /// Other statements that return rows (`INSERT … RETURNING`, a `WITH` holding inserts) are
+    /// writes and are never sent twice.
     async fn read(&self, stmt: &Statement, one: bool) -> Result<Vec<QueryResult>, DbErr> {
         async fn run(
             stmt: &Statement,
@@ -181,7 +197,7 @@ impl Direct {
         let mut lease = self.lease().await?;
         match run(stmt, one, lease.conn()).await {
             Ok(rows) => Ok(rows),
-            Err(e) if lease.failed(&e) && lease.reused => {
+            Err(e) if lease.failed(&e) && lease.reused && is_select(stmt) => {
                 drop(lease);
                 let mut lease = self.lease().await?;
                 run(stmt, one, lease.conn()).await.map_err(|e| {

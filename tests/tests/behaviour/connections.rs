@@ -18,10 +18,33 @@ async fn backends(admin: &mut sqlx::PgConnection, name: &str) -> i64 {
         .expect("pg_stat_activity")
 }
 
-/// The server ends every connection of the service (as a restart, a failover or an
-/// administrator does). No request fails: reads find the dead connections and run again on new
-/// ones, which the writes after them use; transactions start on a pool that tests a connection
-/// before lending it.
+/// Ends every connection named `name` from the server's side (as a restart, a failover or an
+/// administrator does), and waits until they are gone.
+async fn end_connections(admin: &mut sqlx::PgConnection, name: &str) {
+    let ended: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+    )
+    .bind(name)
+    .fetch_all(&mut *admin)
+    .await
+    .expect("pg_terminate_backend");
+    assert!(!ended.is_empty() && ended.iter().all(|e| *e), "{ended:?}");
+    for _ in 0..100 {
+        if backends(admin, name).await == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the backends named {name} did not end");
+}
+
+fn sql(text: &str) -> Statement {
+    Statement::from_string(DbBackend::Postgres, text.to_owned())
+}
+
+/// No request fails after the server ended every connection of the service: reads find the
+/// dead connections and run again on new ones, which the writes after them use; transactions
+/// start on a pool that tests a connection before lending it.
 #[tokio::test]
 async fn connections_ended_by_the_server_fail_no_request() {
     let Some(srv) = Server::start(Db::Postgres).await else {
@@ -37,27 +60,12 @@ async fn connections_ended_by_the_server_fail_no_request() {
     for data in futures_util::future::join_all(reads).await {
         assert_eq!(data, json!({ "allPosts": [] }));
     }
-
     let mut admin = admin_connection().await.expect("PostgreSQL");
     assert!(
         backends(&mut admin, &name).await >= 2,
         "the server holds connections"
     );
-    let ended: Vec<bool> = sqlx::query_scalar(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
-    )
-    .bind(&name)
-    .fetch_all(&mut admin)
-    .await
-    .expect("pg_terminate_backend");
-    assert!(ended.len() >= 2 && ended.iter().all(|e| *e), "{ended:?}");
-    for _ in 0..100 {
-        if backends(&mut admin, &name).await == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(backends(&mut admin, &name).await, 0, "the backends ended");
+    end_connections(&mut admin, &name).await;
 
     // A read first: it meets a dead connection and runs again.
     let reads: Vec<_> = (0..3).map(|_| srv.data(list)).collect();
@@ -82,11 +90,11 @@ async fn connections_ended_by_the_server_fail_no_request() {
     );
 }
 
-/// The server ends the connections between two writes: the first write after that fails, as a
-/// write is never sent twice, and the connections it finds idle are closed with the dead one,
-/// so the next write succeeds and nothing was written twice.
+/// The first request after the server ended the connections is a mutation (nothing read
+/// before it found them dead): it fails with an internal error and writes nothing, as a write
+/// is never sent twice; the next one opens a new connection and succeeds.
 #[tokio::test]
-async fn a_write_on_an_ended_connection_fails_once_and_is_not_repeated() {
+async fn a_mutation_on_an_ended_connection_fails_once_and_is_not_repeated() {
     let Some(srv) = Server::start(Db::Postgres).await else {
         return;
     };
@@ -95,19 +103,7 @@ async fn a_write_on_an_ended_connection_fails_once_and_is_not_repeated() {
         .create("User", r#"email: "ada@x.io", name: "Ada""#)
         .await;
     let mut admin = admin_connection().await.expect("PostgreSQL");
-    sqlx::query(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
-    )
-    .bind(&name)
-    .execute(&mut admin)
-    .await
-    .expect("pg_terminate_backend");
-    for _ in 0..100 {
-        if backends(&mut admin, &name).await == 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    end_connections(&mut admin, &name).await;
     let create = |slug: &str| {
         format!(
             r#"mutation {{ createPost(slug: "{slug}", title: "T", votes: 1, authorId: "{user}") {{ slug }} }}"#
@@ -130,6 +126,52 @@ async fn a_write_on_an_ended_connection_fails_once_and_is_not_repeated() {
     );
 }
 
+/// At the storage level: a statement that writes, whether it returns rows (`INSERT …
+/// RETURNING`) or not, fails on a connection the server ended and is not sent again; the next
+/// one opens a new connection.
+#[tokio::test]
+async fn a_write_on_an_ended_connection_fails_and_is_not_repeated() {
+    let Some(database) = TestDatabase::create(Db::Postgres).await else {
+        return;
+    };
+    let name = database.postgres_schema().unwrap().to_owned();
+    let db = svc_runtime::storage::Db::connect(&database.url)
+        .await
+        .expect("connect");
+    let writer = db.writer();
+    writer
+        .execute_raw(sql("CREATE TABLE written (n int)"))
+        .await
+        .unwrap();
+    let mut admin = admin_connection().await.expect("PostgreSQL");
+
+    end_connections(&mut admin, &name).await;
+    let returning = writer
+        .query_one_raw(sql("INSERT INTO written VALUES (1) RETURNING n"))
+        .await;
+    assert!(returning.is_err(), "{returning:?}");
+    writer
+        .execute_raw(sql("INSERT INTO written VALUES (2)"))
+        .await
+        .unwrap();
+
+    end_connections(&mut admin, &name).await;
+    let plain = writer
+        .execute_raw(sql("INSERT INTO written VALUES (3)"))
+        .await;
+    assert!(plain.is_err(), "{plain:?}");
+    let rows = db
+        .reader()
+        .query_all_raw(sql("SELECT n FROM written ORDER BY n"))
+        .await
+        .unwrap();
+    let written: Vec<i32> = rows
+        .iter()
+        .map(|r| r.try_get_by_index(0).unwrap())
+        .collect();
+    assert_eq!(written, [2]);
+}
+
 /// A statement whose request went away mid-flight (its future dropped) leaves its connection
 /// with unread results; the next statement on that connection reads past them and gets its own.
 #[tokio::test]
@@ -141,7 +183,6 @@ async fn a_connection_left_mid_statement_answers_the_next_one_correctly() {
         .await
         .expect("connect");
     let conn = db.reader();
-    let sql = |s: &str| Statement::from_string(DbBackend::Postgres, s.to_owned());
     let pid = |row: &sea_orm::QueryResult| row.try_get_by_index::<i32>(0).unwrap();
     let first = conn
         .query_one_raw(sql("SELECT pg_backend_pid()"))
