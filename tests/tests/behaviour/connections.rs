@@ -38,6 +38,17 @@ async fn end_connections(admin: &mut sqlx::PgConnection, name: &str) {
     panic!("the backends named {name} did not end");
 }
 
+/// A server on a fresh PostgreSQL schema, its connections' name, and the id of its one user,
+/// Ada. `None` when PostgreSQL is unreachable outside CI.
+async fn server_with_ada() -> Option<(Server, String, String)> {
+    let srv = Server::start(Db::Postgres).await?;
+    let name = srv.database().postgres_schema()?.to_owned();
+    let user = srv
+        .create("User", r#"email: "ada@x.io", name: "Ada""#)
+        .await;
+    Some((srv, name, user))
+}
+
 fn sql(text: &str) -> Statement {
     Statement::from_string(DbBackend::Postgres, text.to_owned())
 }
@@ -47,13 +58,9 @@ fn sql(text: &str) -> Statement {
 /// start on a pool that tests a connection before lending it.
 #[tokio::test]
 async fn connections_ended_by_the_server_fail_no_request() {
-    let Some(srv) = Server::start(Db::Postgres).await else {
+    let Some((srv, name, user)) = server_with_ada().await else {
         return;
     };
-    let name = srv.database().postgres_schema().unwrap().to_owned();
-    let user = srv
-        .create("User", r#"email: "ada@x.io", name: "Ada""#)
-        .await;
     let list = "{ allPosts(orderBy: slug_ASC) { slug author { name } } }";
     // Several reads at once, so several connections are open and idle afterwards.
     let reads: Vec<_> = (0..6).map(|_| srv.data(list)).collect();
@@ -95,13 +102,9 @@ async fn connections_ended_by_the_server_fail_no_request() {
 /// is never sent twice; the next one opens a new connection and succeeds.
 #[tokio::test]
 async fn a_mutation_on_an_ended_connection_fails_once_and_is_not_repeated() {
-    let Some(srv) = Server::start(Db::Postgres).await else {
+    let Some((srv, name, user)) = server_with_ada().await else {
         return;
     };
-    let name = srv.database().postgres_schema().unwrap().to_owned();
-    let user = srv
-        .create("User", r#"email: "ada@x.io", name: "Ada""#)
-        .await;
     let mut admin = admin_connection().await.expect("PostgreSQL");
     end_connections(&mut admin, &name).await;
     let create = |slug: &str| {
