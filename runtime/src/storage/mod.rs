@@ -2,9 +2,11 @@
 //!
 //! SQLite (the embedded default) and PostgreSQL are both first-class. SQLite runs in WAL mode with
 //! a pool of reader connections and a single writer connection, so writes queue in the process
-//! instead of failing with `SQLITE_BUSY`; PostgreSQL uses one pool for both. Every statement goes
-//! through [`Exec`], which counts statements per request (the count is reported in a response
-//! header and used by tests that guard against N+1 queries).
+//! instead of failing with `SQLITE_BUSY`. PostgreSQL runs single statements, reads and writes, on
+//! connections kept outside sqlx's pool, so that each costs one round trip ([`pg`]), and
+//! transactions on a pool. Every statement goes through [`Exec`], which counts statements per
+//! request (the count is reported in a response header and used by tests that guard against N+1
+//! queries).
 
 pub mod ddl;
 mod pg;
