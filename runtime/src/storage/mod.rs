@@ -3,7 +3,7 @@
 //! SQLite (the embedded default) and PostgreSQL are both first-class. SQLite runs in WAL mode with
 //! a pool of reader connections and a single writer connection, so writes queue in the process
 //! instead of failing with `SQLITE_BUSY`. PostgreSQL runs single statements, reads and writes, on
-//! connections kept outside sqlx's pool, so that each costs one round trip ([`pg`]), and
+//! connections kept outside sqlx's pool, so that each costs one round trip (`pg.rs`), and
 //! transactions on a pool. Every statement goes through [`Exec`], which counts statements per
 //! request (the count is reported in a response header and used by tests that guard against N+1
 //! queries).
@@ -56,7 +56,7 @@ pub struct Db {
 }
 
 /// Where statements outside a transaction run: a sqlx pool (SQLite), or on PostgreSQL a set of
-/// connections that are not pinged between statements ([`pg::Direct`]).
+/// connections that are not pinged between statements (`pg.rs`).
 #[derive(Debug, Clone)]
 pub enum Conn {
     Pool(DatabaseConnection),
