@@ -205,14 +205,7 @@ pub(crate) fn push_select_columns(
     columns: Option<&[usize]>,
 ) {
     sql.push("SELECT ");
-    match columns {
-        Some(cols) => {
-            sql.join(cols, ", ", |s, &f| {
-                push_select_col(s, alias, &meta.fields[f])
-            });
-        }
-        None => push_columns(sql, meta, alias),
-    }
+    push_some_columns(sql, meta, alias, columns);
     sql.push(" FROM ")
         .ident(meta.table)
         .push(" AS ")
@@ -222,6 +215,24 @@ pub(crate) fn push_select_columns(
 /// Appends every column of `meta` in select order.
 pub(crate) fn push_columns(sql: &mut Sql, meta: &ModelMeta, alias: &str) {
     sql.join(meta.fields, ", ", |s, f| push_select_col(s, alias, f));
+}
+
+/// Appends the given columns (field indices) in that order, or every column in field order for
+/// `None`.
+pub(crate) fn push_some_columns(
+    sql: &mut Sql,
+    meta: &ModelMeta,
+    alias: &str,
+    columns: Option<&[usize]>,
+) {
+    match columns {
+        Some(cols) => {
+            sql.join(cols, ", ", |s, &f| {
+                push_select_col(s, alias, &meta.fields[f])
+            });
+        }
+        None => push_columns(sql, meta, alias),
+    }
 }
 
 /// Decodes every row into records.

@@ -23,10 +23,10 @@ use crate::filter::{Cond, Filter, OUTER, render};
 use crate::meta::{ModelMeta, PermissionQuery, RelFieldMeta};
 use crate::permissions::eval;
 use crate::permissions::read::{ReadChecks, binder};
-use crate::read::{ListArgs, Page, QueryMeta, push_columns, push_order, read_flags};
+use crate::read::{ListArgs, Page, QueryMeta, push_order, push_some_columns, read_flags};
 use crate::record::Record;
 use crate::state::State;
-use crate::storage::{Backend, Counter, Exec, Sql, id_array, push_id_any, push_select_col};
+use crate::storage::{Backend, Counter, Exec, Sql, id_array, push_id_any};
 
 /// Rounds without new keys after which a batch is complete.
 const QUIET_ROUNDS: u32 = 2;
@@ -272,23 +272,14 @@ impl RelLoaders {
         let end = skip + i64::from(page.limit());
         let lateral = sql.backend() == Backend::Postgres;
         if lateral {
-            sql.push(" FROM (SELECT q.* FROM json_array_elements_text(")
-                .bind(sea_orm::Value::String(Some(id_array(
-                    parents.iter().copied(),
-                ))))
-                .push("::json) AS p(\"v\") CROSS JOIN LATERAL (SELECT ");
+            sql.push(" FROM (SELECT q.* FROM ");
+            push_parents(&mut sql, parents);
+            sql.push(" CROSS JOIN LATERAL (SELECT ");
         } else {
             sql.push(" FROM (SELECT ");
         }
         let columns = columns.filter(|_| queries.is_empty());
-        match columns {
-            Some(cols) => {
-                sql.join(cols, ", ", |s, &f| {
-                    push_select_col(s, "t0", &target.fields[f])
-                });
-            }
-            None => push_columns(&mut sql, target, "t0"),
-        }
+        push_some_columns(&mut sql, target, "t0", columns);
         sql.push(", ")
             .col("j", field.own)
             .push(" AS \"__p\", ROW_NUMBER() OVER (");
@@ -372,11 +363,8 @@ impl RelLoaders {
             push_join_from(&mut sql, field);
             sql.push(" = p.\"v\"");
             filter(&mut sql);
-            sql.push(") FROM json_array_elements_text(")
-                .bind(sea_orm::Value::String(Some(id_array(
-                    parents.iter().copied(),
-                ))))
-                .push("::json) AS p(\"v\")");
+            sql.push(") FROM ");
+            push_parents(&mut sql, parents);
         } else {
             sql.push("SELECT ").col("j", field.own).push(", COUNT(*)");
             push_join(&mut sql, field, parents);
@@ -391,6 +379,15 @@ impl RelLoaders {
         }
         Ok(out)
     }
+}
+
+/// Appends the parent ids as a PostgreSQL row source `p("v")`, bound as one JSON array.
+fn push_parents(sql: &mut Sql, parents: &[&str]) {
+    sql.push("json_array_elements_text(")
+        .bind(sea_orm::Value::String(Some(id_array(
+            parents.iter().copied(),
+        ))))
+        .push("::json) AS p(\"v\")");
 }
 
 /// Appends `FROM "<join>" AS j JOIN "<Target>" AS t0 ON t0.id = j.<other> WHERE j.<own> IN (…)`.

@@ -306,6 +306,7 @@ fn push_base36(out: &mut String, mut n: u64, width: usize) {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn format_datetime_matches_chrono() {
@@ -333,8 +334,6 @@ mod tests {
             assert_eq!(format_datetime(&d), chrono_format(&d));
         }
     }
-
-    use super::*;
 
     #[test]
     fn datetime_forms() {

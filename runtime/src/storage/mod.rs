@@ -309,12 +309,7 @@ pub fn push_param(sql: &mut Sql, val: &Val, field: &FieldMeta) {
 /// Appends ` IN (<ids>)` with the ids bound as one JSON array parameter, so a batch of any size
 /// is one placeholder.
 pub fn push_id_list<'a>(sql: &mut Sql, ids: impl IntoIterator<Item = &'a str>) {
-    let list = serde_json::Value::Array(
-        ids.into_iter()
-            .map(|id| serde_json::Value::String(id.to_owned()))
-            .collect(),
-    );
-    let param = Value::String(Some(list.to_string()));
+    let param = Value::String(Some(id_array(ids)));
     match sql.backend() {
         Backend::Sqlite => {
             sql.push(" IN (SELECT value FROM json_each(")

@@ -336,6 +336,9 @@ db_tests! {
         let (n, body) = counted(srv, &create).await;
         let postgres = srv.database().url.starts_with("postgres");
         assert_eq!(n, if postgres { 1 } else { 2 }, "{body:#}");
+        let created = body["data"]["createPost"]["id"].as_str().unwrap_or_default().to_owned();
+        let linked = srv.data(&format!(r#"{{ Post(id: "{created}") {{ author {{ email }} }} a: User(id: "{a}") {{ _postsMeta {{ count }} }} }}"#)).await;
+        assert_eq!(linked, json!({ "Post": { "author": { "email": "u000@example.com" } }, "a": { "_postsMeta": { "count": 3 } } }));
         let missing = "cnotthere0000000000000000";
         let errors = [
             // The unique slug is reported before the missing author, as in a transaction.
