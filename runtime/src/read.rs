@@ -376,9 +376,26 @@ pub(crate) fn read_flags<'a, R: Record>(
 
 /// Appends ` ORDER BY …` with nulls first in ascending order (as the reference's MySQL does).
 pub(crate) fn push_order(sql: &mut Sql, meta: &ModelMeta, alias: &str, order: &Order) {
+    push_order_with_id(sql, meta, alias, order, (alias, meta.fields[meta.id].name));
+}
+
+/// [`push_order`] with the id read from the column `id` (`(alias, name)`), which holds the same
+/// values: a relation page orders by the join table's column, so that the join table's
+/// `(own, other)` index yields its rows in order and the page stops at its last row.
+pub(crate) fn push_order_with_id(
+    sql: &mut Sql,
+    meta: &ModelMeta,
+    alias: &str,
+    order: &Order,
+    id: (&str, &str),
+) {
     sql.push(" ORDER BY ");
     sql.join(&order.0, ", ", |s, &(field, desc)| {
-        s.col(alias, meta.fields[field].name);
+        if field == meta.id {
+            s.col(id.0, id.1);
+        } else {
+            s.col(alias, meta.fields[field].name);
+        }
         s.push(match (desc, field == meta.id) {
             (false, true) => " ASC",
             (true, true) => " DESC",

@@ -23,7 +23,7 @@ use crate::filter::{Cond, Filter, OUTER, render};
 use crate::meta::{ModelMeta, PermissionQuery, RelFieldMeta};
 use crate::permissions::eval;
 use crate::permissions::read::{ReadChecks, binder};
-use crate::read::{ListArgs, Page, QueryMeta, push_order, push_some_columns, read_flags};
+use crate::read::{ListArgs, Page, QueryMeta, push_order_with_id, push_some_columns, read_flags};
 use crate::record::Record;
 use crate::state::State;
 use crate::storage::{Backend, Counter, Exec, Sql, id_array, push_id_any};
@@ -252,6 +252,10 @@ impl RelLoaders {
         // edges as a large share of the target table and joins them to it by a full scan
         // (10 parents of 10 000 posts: 2.3 ms against 0.4 ms).
         //
+        // The id in the order is the join table's `other` column (the same values), so a page
+        // ordered by id walks the `(own, other)` index in order and joins only the rows it
+        // keeps, however many partners a parent has.
+        //
         // With `flags`, the read permission queries run for the rows of the pages only, over
         // the stored row joined back by id: SELECT s.*, CASE WHEN (…o…) … FROM (…) AS s
         // JOIN "<Target>" AS o ON o.id = s.id WHERE …
@@ -286,7 +290,9 @@ impl RelLoaders {
         if !lateral {
             sql.push("PARTITION BY ").col("j", field.own);
         }
-        push_order(&mut sql, target, "t0", &page.read_order());
+        let order = page.read_order();
+        let by_edge = ("j", field.other);
+        push_order_with_id(&mut sql, target, "t0", &order, by_edge);
         sql.push(") AS \"__rn\"");
         push_join_from(&mut sql, field);
         if lateral {
@@ -297,7 +303,7 @@ impl RelLoaders {
         sql.push(" AND ");
         page.push_conditions(&mut sql, target, "t0");
         if lateral {
-            push_order(&mut sql, target, "t0", &page.read_order());
+            push_order_with_id(&mut sql, target, "t0", &order, by_edge);
             sql.push(" LIMIT ").push(&end.to_string()).push(") AS q");
         }
         sql.push(") AS s");

@@ -11,8 +11,16 @@
 //! protocol) is closed, and so are the idle ones; a `SELECT` that met a dead connection runs
 //! once more on a new one, any other statement reports the error (it may have been applied).
 //! Transactions keep using sqlx's pool.
+//!
+//! A connection's socket answers to the event loop of the thread that opened it: the HTTP
+//! server runs one event loop per worker thread, and a statement sent from another thread is
+//! woken through the opener's loop, which then wakes the sender's (two thread wake-ups where one
+//! would do). So a statement takes a connection its own thread opened, and opens one while fewer
+//! than the maximum are open; only then does it borrow another thread's.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
 use sea_orm::sqlx::postgres::{PgConnectOptions, PgConnection, PgRow};
@@ -32,8 +40,33 @@ pub struct Direct(Arc<Inner>);
 
 struct Inner {
     options: PgConnectOptions,
-    idle: Mutex<Vec<(PgConnection, Instant)>>,
+    /// Connections not in use, the most recently returned last.
+    idle: Mutex<Vec<Idle>>,
+    /// Bounds the connections in use.
     permits: Semaphore,
+    /// Connections open, in use or idle (at most `max`).
+    open: AtomicUsize,
+    max: usize,
+}
+
+struct Idle {
+    conn: PgConnection,
+    since: Instant,
+    /// The thread that opened the connection.
+    home: ThreadId,
+}
+
+impl Inner {
+    /// Takes note of connections that were closed or lost.
+    fn closed(&self, n: usize) {
+        self.open.fetch_sub(n, Ordering::Relaxed);
+    }
+
+    /// Closes every idle connection.
+    fn close_idle(&self) {
+        let gone = std::mem::take(&mut *lock(&self.idle));
+        self.closed(gone.len());
+    }
 }
 
 impl std::fmt::Debug for Direct {
@@ -44,26 +77,40 @@ impl std::fmt::Debug for Direct {
     }
 }
 
-/// A connection taken from [`Direct`]; it goes back when dropped unless it broke.
-struct Lease<'a> {
+/// One of the `open` connections, taken out of the idle ones or about to be opened. Dropped, it
+/// goes back to the idle ones, or, when it has no connection (it broke, or opening it failed or
+/// was abandoned), leaves room for another.
+struct Slot<'a> {
     conn: Option<PgConnection>,
-    /// Whether the connection had served statements before (so it may have died idle).
-    reused: bool,
+    home: ThreadId,
     inner: &'a Inner,
-    _permit: SemaphorePermit<'a>,
 }
 
-impl Drop for Lease<'_> {
+impl Drop for Slot<'_> {
     fn drop(&mut self) {
-        if let Some(conn) = self.conn.take() {
-            lock(&self.inner.idle).push((conn, Instant::now()));
+        match self.conn.take() {
+            Some(conn) => lock(&self.inner.idle).push(Idle {
+                conn,
+                since: Instant::now(),
+                home: self.home,
+            }),
+            None => self.inner.closed(1),
         }
     }
 }
 
+/// A connection taken from [`Direct`]; it goes back when dropped unless it broke.
+struct Lease<'a> {
+    slot: Slot<'a>,
+    /// Whether the connection had served statements before (so it may have died idle).
+    reused: bool,
+    _permit: SemaphorePermit<'a>,
+}
+
 impl Lease<'_> {
     fn conn(&mut self) -> &mut PgConnection {
-        self.conn
+        self.slot
+            .conn
             .as_mut()
             .expect("a lease holds its connection until dropped")
     }
@@ -91,8 +138,8 @@ impl Lease<'_> {
             ),
         };
         if broke {
-            self.conn = None;
-            lock(&self.inner.idle).clear();
+            self.slot.conn = None;
+            self.slot.inner.close_idle();
         }
         broke
     }
@@ -136,8 +183,14 @@ impl Direct {
             .map_err(conn_err)?;
         Ok(Direct(Arc::new(Inner {
             options,
-            idle: Mutex::new(vec![(first, Instant::now())]),
+            idle: Mutex::new(vec![Idle {
+                conn: first,
+                since: Instant::now(),
+                home: thread::current().id(),
+            }]),
             permits: Semaphore::new(max),
+            open: AtomicUsize::new(1),
+            max,
         })))
     }
 
@@ -147,26 +200,56 @@ impl Direct {
             .await
             .map_err(|_| DbErr::ConnectionAcquire(sea_orm::ConnAcquireErr::Timeout))?
             .map_err(|_| DbErr::ConnectionAcquire(sea_orm::ConnAcquireErr::ConnectionClosed))?;
+        let here = thread::current().id();
         loop {
-            let taken = lock(&inner.idle).pop();
-            let (conn, reused) = match taken {
-                Some((conn, since)) if since.elapsed() < IDLE_BEFORE_PING => (conn, true),
-                Some((mut conn, _)) => match conn.ping().await {
-                    Ok(()) => (conn, true),
-                    // A dropped connection: try the next idle one, or open a new one.
-                    Err(_) => continue,
-                },
-                None => (
-                    PgConnection::connect_with(&inner.options)
+            let taken = {
+                let mut idle = lock(&inner.idle);
+                if let Some(at) = idle.iter().rposition(|c| c.home == here) {
+                    Some(idle.remove(at))
+                } else if inner
+                    .open
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                        (n < inner.max).then_some(n + 1)
+                    })
+                    .is_ok()
+                {
+                    None
+                } else if let Some(other) = idle.pop() {
+                    Some(other)
+                } else {
+                    // Not reached: with this statement's permit, fewer than `max` are in use,
+                    // so with none idle there is room. Open one anyway rather than wait.
+                    inner.open.fetch_add(1, Ordering::Relaxed);
+                    None
+                }
+            };
+            let mut slot = Slot {
+                conn: None,
+                home: here,
+                inner,
+            };
+            let reused = match taken {
+                Some(c) => {
+                    slot.home = c.home;
+                    let mut conn = c.conn;
+                    if c.since.elapsed() >= IDLE_BEFORE_PING && conn.ping().await.is_err() {
+                        // A dropped connection: try the next idle one, or open a new one.
+                        continue;
+                    }
+                    slot.conn = Some(conn);
+                    true
+                }
+                None => {
+                    let conn = PgConnection::connect_with(&inner.options)
                         .await
-                        .map_err(conn_err)?,
-                    false,
-                ),
+                        .map_err(conn_err)?;
+                    slot.conn = Some(conn);
+                    false
+                }
             };
             return Ok(Lease {
-                conn: Some(conn),
+                slot,
                 reused,
-                inner,
                 _permit: permit,
             });
         }
