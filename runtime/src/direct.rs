@@ -41,8 +41,8 @@ use crate::read::{Page, count_rows, find_row_with, push_page, push_select_column
 use crate::record::Column;
 use crate::related::RelLoaders;
 use crate::state::State;
-use crate::storage::{Backend, Counter, Exec};
-use crate::value::{DateTime, Json, format_datetime};
+use crate::storage::{Backend, Counter, Exec, get_text};
+use crate::value::{DateTime, Json, datetime_text, format_datetime};
 
 /// How many query texts the cache keeps; when full it starts again (clients send a few fixed
 /// texts, so this bounds only clients that build a new text per request).
@@ -807,16 +807,40 @@ fn write_value(
     fn any<T>(_: &T) -> bool {
         true
     }
+    /// [`put`] for text, written straight from the row.
+    fn put_text(
+        out: &mut Vec<u8>,
+        row: &QueryResult,
+        at: usize,
+        valid: impl Fn(&str) -> bool,
+    ) -> Option<bool> {
+        match get_text(row, at).ok()? {
+            Some(s) if valid(s) => {
+                write_str(out, s);
+                Some(true)
+            }
+            Some(_) => None,
+            None => Some(false),
+        }
+    }
     let cell = (row, at, backend);
     let is_enum = |s: &String| field.enum_values.contains(&s.as_str());
     let written = match (field.kind, field.list) {
-        (Kind::Id | Kind::String, false) => put::<String>(out, cell, any, |o, s| write_str(o, s))?,
-        (Kind::Enum, false) => put::<String>(out, cell, is_enum, |o, s| write_str(o, s))?,
+        (Kind::Id | Kind::String, false) => put_text(out, row, at, |_| true)?,
+        (Kind::Enum, false) => put_text(out, row, at, |s| field.enum_values.contains(&s))?,
         (Kind::Int, false) => put::<i32>(out, cell, any, write_json)?,
         (Kind::Float, false) => put::<f64>(out, cell, |v| v.is_finite(), write_json)?,
         (Kind::Boolean, false) => put::<bool>(out, cell, any, write_json)?,
         (Kind::DateTime, false) => put::<DateTime>(out, cell, any, |o, d| {
-            write_str(o, &format_datetime(&d.0));
+            match datetime_text(&d.0) {
+                // Digits and separators: nothing to escape.
+                Some(text) => {
+                    o.push(b'"');
+                    o.extend_from_slice(&text);
+                    o.push(b'"');
+                }
+                None => write_str(o, &format_datetime(&d.0)),
+            }
         })?,
         (Kind::Json, false) => put::<Json>(out, cell, any, |o, j| write_json(o, &j.0))?,
         (Kind::Id | Kind::String, true) => put::<Vec<String>>(out, cell, any, write_json)?,

@@ -98,15 +98,23 @@ const DATE_EXPECTED: &str = "Date value expected";
 
 /// Formats a date-time the way the API always outputs it: `yyyy-MM-ddTHH:mm:ss.SSSZ`, UTC.
 pub fn format_datetime(d: &chrono::DateTime<Utc>) -> String {
+    match datetime_text(d) {
+        // The text is ASCII digits and separators.
+        Some(text) => text.iter().map(|&b| char::from(b)).collect(),
+        None => chrono_format(d),
+    }
+}
+
+/// [`format_datetime`]'s text for years 0 to 9999 without a leap second (every other date goes
+/// through chrono): written by hand, since chrono's `format` re-reads the pattern on every call,
+/// which was a tenth of the server's time for a list of 100 nodes.
+pub fn datetime_text(d: &chrono::DateTime<Utc>) -> Option<[u8; 24]> {
     use chrono::{Datelike, Timelike};
     let year = d.year();
     let nanos = d.nanosecond();
     if !(0..=9999).contains(&year) || nanos >= 1_000_000_000 {
-        // Years beyond four digits and leap seconds, as chrono spells them.
-        return chrono_format(d);
+        return None;
     }
-    // Every other date by hand: chrono's `format` re-reads the pattern on every call, which
-    // was a tenth of the server's time for a list of 100 nodes.
     let digits = |out: &mut [u8], mut n: u32| {
         for b in out.iter_mut().rev() {
             *b = b'0' + (n % 10) as u8;
@@ -121,7 +129,7 @@ pub fn format_datetime(d: &chrono::DateTime<Utc>) -> String {
     digits(&mut buf[14..16], d.minute());
     digits(&mut buf[17..19], d.second());
     digits(&mut buf[20..23], nanos / 1_000_000);
-    buf.iter().map(|&b| char::from(b)).collect()
+    Some(buf)
 }
 
 /// [`format_datetime`] through chrono's formatter.

@@ -349,6 +349,21 @@ pub fn id_array<'a>(ids: impl IntoIterator<Item = &'a str>) -> String {
     .to_string()
 }
 
+/// The text at `idx` in `row`, borrowed from the row rather than copied out of it.
+pub fn get_text(row: &QueryResult, idx: usize) -> Result<Option<&str>, DbErr> {
+    use sea_orm::sqlx::Row;
+    let decoded = if let Some(row) = row.try_as_pg_row() {
+        row.try_get(idx)
+    } else if let Some(row) = row.try_as_sqlite_row() {
+        row.try_get(idx)
+    } else {
+        return Err(DbErr::Type(
+            "a row from neither PostgreSQL nor SQLite".into(),
+        ));
+    };
+    decoded.map_err(|e| DbErr::Type(e.to_string()))
+}
+
 /// Reads column `idx` of a result row as a `DateTime`.
 pub fn get_datetime(
     row: &QueryResult,

@@ -211,3 +211,120 @@ async fn a_connection_left_mid_statement_answers_the_next_one_correctly() {
     assert_eq!(pid(&next[0]), pid(&first), "the same connection served it");
     assert_eq!(next[0].try_get_by_index::<i32>(1).unwrap(), 7);
 }
+
+/// What a [`Worker`] is sent: a statement (whose first column is the backend's pid) and where
+/// the pid goes.
+type Job = (&'static str, tokio::sync::oneshot::Sender<i32>);
+
+/// A worker thread with an event loop of its own that keeps running, as the HTTP server runs
+/// one per worker (a connection's socket is served by the loop of the thread that opened it, so
+/// the loop must run while another thread borrows the connection). It runs the statements it is
+/// sent on the shared `db` and answers with the backend's pid.
+struct Worker {
+    send: Option<tokio::sync::mpsc::UnboundedSender<Job>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Worker {
+    fn start(db: std::sync::Arc<svc_runtime::storage::Db>) -> Worker {
+        let (send, mut receive) = tokio::sync::mpsc::unbounded_channel::<Job>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime.block_on(async move {
+                while let Some((text, reply)) = receive.recv().await {
+                    let row = db
+                        .reader()
+                        .query_one_raw(sql(text))
+                        .await
+                        .expect("statement")
+                        .expect("a row");
+                    let _ = reply.send(row.try_get_by_index(0).unwrap());
+                }
+            });
+        });
+        Worker {
+            send: Some(send),
+            thread: Some(thread),
+        }
+    }
+
+    /// Starts `text` without waiting for it.
+    fn start_pid(&self, text: &'static str) -> tokio::sync::oneshot::Receiver<i32> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.send.as_ref().unwrap().send((text, reply)).unwrap();
+        answer
+    }
+
+    /// Runs `text` and returns the pid.
+    async fn pid(&self, text: &'static str) -> i32 {
+        self.start_pid(text).await.expect("the worker answers")
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.send = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Each worker thread runs its statements on a connection it opened (its socket answers to that
+/// thread's event loop), not on whichever connection was returned last; and however many
+/// threads there are, no more connections are open than the maximum (16).
+#[tokio::test]
+async fn each_thread_runs_its_statements_on_its_own_connections_within_the_maximum() {
+    let Some(database) = TestDatabase::create(Db::Postgres).await else {
+        return;
+    };
+    let name = database.postgres_schema().unwrap().to_owned();
+    let db = std::sync::Arc::new(
+        svc_runtime::storage::Db::connect(&database.url)
+            .await
+            .expect("connect"),
+    );
+    let pid = "SELECT pg_backend_pid()";
+    let (one, two) = (Worker::start(db.clone()), Worker::start(db.clone()));
+    let first = one.pid(pid).await;
+    let second = two.pid(pid).await;
+    assert_ne!(
+        first, second,
+        "the second thread opens a connection of its own"
+    );
+    // The second thread's connection went back last, yet each thread keeps to its own.
+    for _ in 0..3 {
+        assert_eq!(one.pid(pid).await, first);
+        assert_eq!(two.pid(pid).await, second);
+    }
+
+    // 24 threads with a statement each, all at once: 16 connections at most, and every
+    // statement is answered.
+    let slow = "SELECT pg_backend_pid() FROM pg_sleep(0.2)";
+    let workers: Vec<Worker> = (0..24).map(|_| Worker::start(db.clone())).collect();
+    let answers: Vec<_> = workers.iter().map(|w| w.start_pid(slow)).collect();
+    let mut admin = admin_connection().await.expect("PostgreSQL");
+    let mut most = 0;
+    for _ in 0..10 {
+        most = most.max(backends(&mut admin, &name).await);
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    let mut pids = std::collections::HashSet::new();
+    for answer in answers {
+        pids.insert(answer.await.expect("answered"));
+    }
+    assert!(most <= 16, "{most} connections open");
+    assert!(pids.len() <= 16, "{} backends answered", pids.len());
+    assert!(
+        pids.len() > 2,
+        "the threads opened connections of their own"
+    );
+    // The two first threads still find their own connections.
+    assert_eq!(one.pid(pid).await, first);
+    assert_eq!(two.pid(pid).await, second);
+    assert!(backends(&mut admin, &name).await <= 16);
+    drop(workers);
+}
