@@ -824,10 +824,10 @@ fn write_value(
         }
     }
     let cell = (row, at, backend);
-    let is_enum = |s: &String| field.enum_values.contains(&s.as_str());
+    let is_enum = |s: &str| field.enum_values.contains(&s);
     let written = match (field.kind, field.list) {
         (Kind::Id | Kind::String, false) => put_text(out, row, at, |_| true)?,
-        (Kind::Enum, false) => put_text(out, row, at, |s| field.enum_values.contains(&s))?,
+        (Kind::Enum, false) => put_text(out, row, at, is_enum)?,
         (Kind::Int, false) => put::<i32>(out, cell, any, write_json)?,
         (Kind::Float, false) => put::<f64>(out, cell, |v| v.is_finite(), write_json)?,
         (Kind::Boolean, false) => put::<bool>(out, cell, any, write_json)?,
@@ -844,7 +844,9 @@ fn write_value(
         })?,
         (Kind::Json, false) => put::<Json>(out, cell, any, |o, j| write_json(o, &j.0))?,
         (Kind::Id | Kind::String, true) => put::<Vec<String>>(out, cell, any, write_json)?,
-        (Kind::Enum, true) => put::<Vec<String>>(out, cell, |v| v.iter().all(is_enum), write_json)?,
+        (Kind::Enum, true) => {
+            put::<Vec<String>>(out, cell, |v| v.iter().all(|s| is_enum(s)), write_json)?
+        }
         (Kind::Int, true) => put::<Vec<i32>>(out, cell, any, write_json)?,
         (Kind::Float, true) => {
             put::<Vec<f64>>(out, cell, |v| v.iter().all(|x| x.is_finite()), write_json)?

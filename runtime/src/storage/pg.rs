@@ -225,12 +225,11 @@ impl Direct {
             };
             let mut slot = Slot {
                 conn: None,
-                home: here,
+                home: taken.as_ref().map_or(here, |c| c.home),
                 inner,
             };
             let reused = match taken {
                 Some(c) => {
-                    slot.home = c.home;
                     let mut conn = c.conn;
                     if c.since.elapsed() >= IDLE_BEFORE_PING && conn.ping().await.is_err() {
                         // A dropped connection: try the next idle one, or open a new one.
