@@ -75,6 +75,11 @@ impl<R: Record> ListArgs<R> {
 pub(crate) struct Order(Vec<(usize, bool)>);
 
 impl Order {
+    /// How many keys the order has (the id included).
+    pub(crate) fn key_count(&self) -> usize {
+        self.0.len()
+    }
+
     /// Keys in the order given (a repeated field counts once), then `id` as the tie-break in the
     /// direction of the first key; without keys, `id` ascending.
     pub(crate) fn new(meta: &ModelMeta, given: impl IntoIterator<Item = (usize, bool)>) -> Order {
@@ -389,13 +394,56 @@ pub(crate) fn push_order_with_id(
     order: &Order,
     id: (&str, &str),
 ) {
+    push_order_by(sql, meta, order, |s, _, field| {
+        push_key(s, meta, alias, id, field);
+    });
+}
+
+/// Appends `, <key> AS "__k<i>"` for each key of `order`, as [`push_order_with_id`] reads them:
+/// the columns a statement that sorts its rows again, outside the subquery that read them, sorts
+/// by (with [`push_order_by`] and [`key_column`]).
+pub(crate) fn push_order_keys(
+    sql: &mut Sql,
+    meta: &ModelMeta,
+    alias: &str,
+    order: &Order,
+    id: (&str, &str),
+) {
+    for (i, &(field, _)) in order.0.iter().enumerate() {
+        sql.push(", ");
+        push_key(sql, meta, alias, id, field);
+        sql.push(" AS ");
+        key_column(sql, i);
+    }
+}
+
+/// The name of the `i`th order key selected by [`push_order_keys`].
+pub(crate) fn key_column(sql: &mut Sql, i: usize) {
+    sql.push("\"__k").push(&i.to_string()).push("\"");
+}
+
+/// The column of an order key: `id` for the id, else the field's column of `alias`.
+fn push_key(sql: &mut Sql, meta: &ModelMeta, alias: &str, id: (&str, &str), field: usize) {
+    if field == meta.id {
+        sql.col(id.0, id.1);
+    } else {
+        sql.col(alias, meta.fields[field].name);
+    }
+}
+
+/// Appends ` ORDER BY …` over the order's keys, each written by `key(sql, i, field)`; nulls come
+/// first in ascending order (as the reference's MySQL does).
+pub(crate) fn push_order_by(
+    sql: &mut Sql,
+    meta: &ModelMeta,
+    order: &Order,
+    key: impl Fn(&mut Sql, usize, usize),
+) {
     sql.push(" ORDER BY ");
+    let mut i = 0;
     sql.join(&order.0, ", ", |s, &(field, desc)| {
-        if field == meta.id {
-            s.col(id.0, id.1);
-        } else {
-            s.col(alias, meta.fields[field].name);
-        }
+        key(s, i, field);
+        i += 1;
         s.push(match (desc, field == meta.id) {
             (false, true) => " ASC",
             (true, true) => " DESC",

@@ -23,7 +23,10 @@ use crate::filter::{Cond, Filter, OUTER, render};
 use crate::meta::{ModelMeta, PermissionQuery, RelFieldMeta};
 use crate::permissions::eval;
 use crate::permissions::read::{ReadChecks, binder};
-use crate::read::{ListArgs, Page, QueryMeta, push_order_with_id, push_some_columns, read_flags};
+use crate::read::{
+    ListArgs, Page, QueryMeta, key_column, push_order_by, push_order_keys, push_order_with_id,
+    push_some_columns, read_flags,
+};
 use crate::record::Record;
 use crate::state::State;
 use crate::storage::{Backend, Counter, Exec, Sql, id_array, push_id_any};
@@ -244,13 +247,21 @@ impl RelLoaders {
         columns: Option<&[usize]>,
     ) -> ApiResult<HashMap<String, Vec<QueryResult>>> {
         let target = field.target;
-        // SELECT * FROM (SELECT <cols>, j.own AS __p, ROW_NUMBER() OVER (…) AS __rn …) AS s
+        // SQLite: SELECT s.* FROM (SELECT <cols>, j.own AS __p, ROW_NUMBER() OVER (PARTITION BY
+        // j.own ORDER BY …) AS __rn FROM … WHERE j.own IN (…)) AS s
         // WHERE __rn in (skip, skip + limit] ORDER BY __p, __rn
+        //
+        // PostgreSQL: SELECT s.* FROM (SELECT q.* FROM <parents> AS p CROSS JOIN LATERAL (SELECT
+        // <cols>, j.own AS __p, <order keys> AS __k0, … FROM … WHERE j.own = p.v ORDER BY …
+        // LIMIT limit OFFSET skip) AS q) AS s ORDER BY __k0, …
         //
         // On PostgreSQL the inner statement runs per parent (a LATERAL subquery that stops at
         // skip + limit rows): over all parents at once, the planner estimates the parents'
         // edges as a large share of the target table and joins them to it by a full scan
-        // (10 parents of 10 000 posts: 2.3 ms against 0.4 ms).
+        // (10 parents of 10 000 posts: 2.3 ms against 0.4 ms). The outer sort by the page's
+        // keys puts each parent's rows in page order (rows are grouped by `__p` below, which
+        // keeps that order); it spares PostgreSQL a window and a filter per parent (query 3 of
+        // the benchmark: 0.29 against 0.25 ms of statement latency).
         //
         // The id in the order is the join table's `other` column (the same values), so a page
         // ordered by id walks the `(own, other)` index in order and joins only the rows it
@@ -258,7 +269,7 @@ impl RelLoaders {
         //
         // With `flags`, the read permission queries run for the rows of the pages only, over
         // the stored row joined back by id: SELECT s.*, CASE WHEN (…o…) … FROM (…) AS s
-        // JOIN "<Target>" AS o ON o.id = s.id WHERE …
+        // JOIN "<Target>" AS o ON o.id = s.id …
         let queries: Vec<&PermissionQuery> = match self.state.reads.of(target, &self.principal) {
             Some(rules) if flags => rules.queries().collect(),
             _ => Vec::new(),
@@ -273,7 +284,7 @@ impl RelLoaders {
             &binder(&self.principal),
         )?;
         let skip = i64::from(page.skip.unwrap_or(0));
-        let end = skip + i64::from(page.limit());
+        let limit = i64::from(page.limit());
         let lateral = sql.backend() == Backend::Postgres;
         if lateral {
             sql.push(" FROM (SELECT q.* FROM ");
@@ -284,16 +295,20 @@ impl RelLoaders {
         }
         let columns = columns.filter(|_| queries.is_empty());
         push_some_columns(&mut sql, target, "t0", columns);
-        sql.push(", ")
-            .col("j", field.own)
-            .push(" AS \"__p\", ROW_NUMBER() OVER (");
-        if !lateral {
-            sql.push("PARTITION BY ").col("j", field.own);
-        }
+        sql.push(", ").col("j", field.own).push(" AS \"__p\"");
         let order = page.read_order();
         let by_edge = ("j", field.other);
-        push_order_with_id(&mut sql, target, "t0", &order, by_edge);
-        sql.push(") AS \"__rn\"");
+        // The columns after `__p`: the order keys, or the row number.
+        let extra = if lateral {
+            push_order_keys(&mut sql, target, "t0", &order, by_edge);
+            order.key_count()
+        } else {
+            sql.push(", ROW_NUMBER() OVER (PARTITION BY ")
+                .col("j", field.own);
+            push_order_with_id(&mut sql, target, "t0", &order, by_edge);
+            sql.push(") AS \"__rn\"");
+            1
+        };
         push_join_from(&mut sql, field);
         if lateral {
             sql.push(" = p.\"v\"");
@@ -304,7 +319,11 @@ impl RelLoaders {
         page.push_conditions(&mut sql, target, "t0");
         if lateral {
             push_order_with_id(&mut sql, target, "t0", &order, by_edge);
-            sql.push(" LIMIT ").push(&end.to_string()).push(") AS q");
+            sql.push(" LIMIT ").push(&limit.to_string());
+            if skip > 0 {
+                sql.push(" OFFSET ").push(&skip.to_string());
+            }
+            sql.push(") AS q");
         }
         sql.push(") AS s");
         if !queries.is_empty() {
@@ -318,20 +337,27 @@ impl RelLoaders {
                 .push(" = ")
                 .col("s", id);
         }
-        sql.push(" WHERE \"__rn\" > ")
-            .push(&skip.to_string())
-            .push(" AND \"__rn\" <= ")
-            .push(&end.to_string())
-            .push(" ORDER BY \"__p\", \"__rn\"");
+        if lateral {
+            push_order_by(&mut sql, target, &order, |s, i, _| key_column(s, i));
+        } else {
+            sql.push(" WHERE \"__rn\" > ")
+                .push(&skip.to_string())
+                .push(" AND \"__rn\" <= ")
+                .push(&(skip + limit).to_string())
+                .push(" ORDER BY \"__p\", \"__rn\"");
+        }
         let rows = self.exec().all(sql).await?;
         let parent_col = columns.map_or(target.fields.len(), <[usize]>::len);
         if !queries.is_empty() {
-            // The flags follow `__p` and `__rn`.
+            // The flags follow `__p` and the extra columns.
             let flags = rows
                 .iter()
                 .map(|row| {
                     let id: String = row.try_get_by_index(target.id)?;
-                    Ok((id, eval::flags_at(row, parent_col + 2, queries.len())?))
+                    Ok((
+                        id,
+                        eval::flags_at(row, parent_col + 1 + extra, queries.len())?,
+                    ))
                 })
                 .collect::<ApiResult<_>>()?;
             self.checks.remember(target, flags);
