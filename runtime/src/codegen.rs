@@ -27,5 +27,5 @@ pub use crate::permissions::ReadGuard;
 pub use crate::read::QueryMeta;
 pub use crate::record::{Column, EnumValue, IntoVal, ListItem, Record, get, get_enum, get_opt};
 pub use crate::roots::Payloads;
-pub use crate::storage::Backend;
+pub use crate::storage::{Backend, Cells};
 pub use crate::value::{DateTime, Json, Val};

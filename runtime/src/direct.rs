@@ -25,6 +25,7 @@ use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::ops::Range;
 use std::pin::Pin;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, RwLock};
 
 use async_graphql::parser::types::{
@@ -32,16 +33,15 @@ use async_graphql::parser::types::{
     Selection, SelectionSet,
 };
 use async_graphql::{Name, Pos, Positioned, Value, Variables};
-use sea_orm::QueryResult;
 
 use crate::api::value_of;
 use crate::auth::Principal;
 use crate::meta::{FieldMeta, Kind, ModelMeta, ServiceMeta};
-use crate::read::{Page, count_rows, find_row_with, push_page, push_select_columns};
+use crate::read::{Page, count_sql, find_row_sql, push_page, push_select_columns};
 use crate::record::Column;
 use crate::related::RelLoaders;
 use crate::state::State;
-use crate::storage::{Backend, Counter, Exec, get_text};
+use crate::storage::{Backend, Cells, Counter, PlanExec, Row};
 use crate::value::{DateTime, Json, datetime_text, format_datetime};
 
 /// How many query texts the cache keeps; when full it starts again (clients send a few fixed
@@ -92,6 +92,9 @@ impl Plans {
 pub(crate) struct Plan {
     vars: Vec<Var>,
     roots: Vec<Keyed<Root>>,
+    /// Whether the plan's SQLite reads run on the calling thread (`storage::lite`): cleared
+    /// for good when one of them is too long for that.
+    inline: AtomicBool,
 }
 
 /// A variable definition: its name and the value it takes when the request leaves it out
@@ -227,7 +230,11 @@ pub(crate) fn compile(
         .into_iter()
         .map(|f| cx.root(f))
         .collect::<Option<_>>()?;
-    Some(Plan { vars, roots })
+    Some(Plan {
+        vars,
+        roots,
+        inline: AtomicBool::new(true),
+    })
 }
 
 /// What compiling a document needs.
@@ -444,7 +451,7 @@ pub(crate) struct Run<'a> {
 
 /// The rows of one selection level, and what its relation fields read for them.
 struct Fetched {
-    rows: Vec<QueryResult>,
+    rows: Vec<Row>,
     /// One entry per relation item of the object, in item order.
     rels: Vec<Rel>,
 }
@@ -503,8 +510,13 @@ impl Run<'_> {
                 Root::Count { meta, args, fields } => {
                     let args = self.resolve(args)?;
                     let filter = (meta.ops.count_filter)(&args)?;
-                    let count = count_rows(&self.exec(), meta, filter.as_ref()).await.ok()?;
-                    write_count(&mut out, fields, count);
+                    let sql = count_sql(self.backend(), meta, filter.as_ref());
+                    let rows = self.exec().rows(sql).await.ok()?;
+                    let count = match rows.first() {
+                        Some(row) => row.int64(0).ok()??,
+                        None => 0,
+                    };
+                    write_count(&mut out, fields, i32::try_from(count).unwrap_or(i32::MAX));
                 }
             }
         }
@@ -512,10 +524,11 @@ impl Run<'_> {
         Some(out)
     }
 
-    fn exec(&self) -> Exec<'_, crate::storage::Conn> {
-        Exec {
-            conn: self.state.db.reader(),
+    fn exec(&self) -> PlanExec<'_> {
+        PlanExec {
+            db: &self.state.db,
             counter: self.counter,
+            inline: &self.plan.inline,
         }
     }
 
@@ -565,12 +578,12 @@ impl Run<'_> {
     }
 
     /// The rows of a page of `object`'s model, with the object's columns.
-    async fn list(&self, object: &Object, page: &Page) -> Option<Vec<QueryResult>> {
+    async fn list(&self, object: &Object, page: &Page) -> Option<Vec<Row>> {
         let meta = object.meta;
         let mut sql = self.state.db.sql();
         push_select_columns(&mut sql, meta, "t0", Some(&object.columns));
         push_page(&mut sql, meta, "t0", page);
-        let mut rows = self.exec().all(sql).await.ok()?;
+        let mut rows = self.exec().rows(sql).await.ok()?;
         if page.reads_backwards() {
             rows.reverse();
         }
@@ -579,7 +592,7 @@ impl Run<'_> {
 
     /// `<Type>(…)`: the row of the node the first non-null unique argument names (all
     /// columns), as `read::one` finds it.
-    async fn one(&self, object: &Object, args: &[(Name, Value)]) -> Option<Vec<QueryResult>> {
+    async fn one(&self, object: &Object, args: &[(Name, Value)]) -> Option<Vec<Row>> {
         let meta = object.meta;
         // Every unique argument is read first, as the resolver does, so one that does not
         // parse makes the plan give up even when an earlier one names the node.
@@ -594,15 +607,15 @@ impl Run<'_> {
         let (field, val) = candidates
             .into_iter()
             .find_map(|(f, v)| v.filter(|v| !v.is_null()).map(|v| (f, v)))?;
-        let row = find_row_with(&self.exec(), meta, field, &val, Some(&object.columns))
-            .await
-            .ok()?;
-        Some(row.into_iter().collect())
+        let sql = find_row_sql(self.backend(), meta, field, &val, Some(&object.columns));
+        let mut rows = self.exec().rows(sql).await.ok()?;
+        rows.truncate(1);
+        Some(rows)
     }
 
     /// Reads what the relation fields of `object` need for `rows`, one statement per relation
     /// field and level.
-    fn fetch<'a>(&'a self, object: &'a Object, rows: Vec<QueryResult>) -> Fut<'a, Fetched> {
+    fn fetch<'a>(&'a self, object: &'a Object, rows: Vec<Row>) -> Fut<'a, Fetched> {
         Box::pin(async move {
             let mut rels = Vec::new();
             if !object.has_relations() {
@@ -612,7 +625,7 @@ impl Run<'_> {
             // A node can appear under several parents of the level above (n:m): each id once.
             let ids = rows
                 .iter()
-                .map(|row| row.try_get_by_index::<String>(id_at).ok())
+                .map(|row| row.string(id_at).ok().flatten())
                 .collect::<Option<Vec<_>>>()?;
             let mut seen = HashSet::with_capacity(ids.len());
             let parents: Vec<&str> = ids
@@ -640,7 +653,7 @@ impl Run<'_> {
                             HashMap::new()
                         } else {
                             self.loaders
-                                .run_page(field, &page, &parents, false, Some(&inner.columns))
+                                .plan_page(&self.exec(), field, &page, &parents, &inner.columns)
                                 .await
                                 .ok()?
                         };
@@ -664,7 +677,7 @@ impl Run<'_> {
                             HashMap::new()
                         } else {
                             self.loaders
-                                .run_count(field, filter.as_ref(), &parents)
+                                .plan_count(&self.exec(), field, filter.as_ref(), &parents)
                                 .await
                                 .ok()?
                         };
@@ -745,9 +758,9 @@ impl Run<'_> {
 }
 
 /// The id of the node in `row` (read once per node).
-fn node_id<'a>(id: &'a mut Option<String>, row: &QueryResult, at: usize) -> Option<&'a str> {
+fn node_id<'a>(id: &'a mut Option<String>, row: &Row, at: usize) -> Option<&'a str> {
     if id.is_none() {
-        *id = Some(row.try_get_by_index(at).ok()?);
+        *id = Some(row.string(at).ok()??);
     }
     id.as_deref()
 }
@@ -782,7 +795,7 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
 /// not decode or a required field is null (the executor reports it).
 fn write_value(
     out: &mut Vec<u8>,
-    row: &QueryResult,
+    row: &Row,
     at: usize,
     field: &FieldMeta,
     backend: Backend,
@@ -791,7 +804,7 @@ fn write_value(
     /// it does not decode or `valid` refuses it.
     fn put<T: Column>(
         out: &mut Vec<u8>,
-        (row, at, backend): (&QueryResult, usize, Backend),
+        (row, at, backend): (&Row, usize, Backend),
         valid: impl Fn(&T) -> bool,
         write: impl Fn(&mut Vec<u8>, &T),
     ) -> Option<bool> {
@@ -810,11 +823,11 @@ fn write_value(
     /// [`put`] for text, written straight from the row.
     fn put_text(
         out: &mut Vec<u8>,
-        row: &QueryResult,
+        row: &Row,
         at: usize,
         valid: impl Fn(&str) -> bool,
     ) -> Option<bool> {
-        match get_text(row, at).ok()? {
+        match row.text(at).ok()? {
             Some(s) if valid(s) => {
                 write_str(out, s);
                 Some(true)

@@ -536,7 +536,16 @@ pub(crate) async fn count_rows<C: ConnectionTrait>(
     meta: &ModelMeta,
     filter: Option<&Cond>,
 ) -> ApiResult<i32> {
-    let mut sql = Sql::new(exec.backend());
+    let count: i64 = match exec.one(count_sql(exec.backend(), meta, filter)).await? {
+        Some(row) => row.try_get_by_index(0)?,
+        None => 0,
+    };
+    Ok(i32::try_from(count).unwrap_or(i32::MAX))
+}
+
+/// `SELECT COUNT(*)` of the rows of `meta`'s table that match `filter`.
+pub(crate) fn count_sql(backend: Backend, meta: &ModelMeta, filter: Option<&Cond>) -> Sql {
+    let mut sql = Sql::new(backend);
     sql.push("SELECT COUNT(*) FROM ")
         .ident(meta.table)
         .push(" AS t0 WHERE ");
@@ -546,11 +555,7 @@ pub(crate) async fn count_rows<C: ConnectionTrait>(
             sql.push("1=1");
         }
     }
-    let count: i64 = match exec.one(sql).await? {
-        Some(row) => row.try_get_by_index(0)?,
-        None => 0,
-    };
-    Ok(i32::try_from(count).unwrap_or(i32::MAX))
+    sql
 }
 
 /// `<Type>(id, <unique field>…)`: the first supplied argument, in declaration order, is used.
@@ -608,14 +613,26 @@ pub(crate) async fn find_row_with<C: ConnectionTrait>(
     val: &Val,
     columns: Option<&[usize]>,
 ) -> ApiResult<Option<QueryResult>> {
-    let mut sql = Sql::new(exec.backend());
+    let sql = find_row_sql(exec.backend(), meta, field, val, columns);
+    Ok(exec.one(sql).await?)
+}
+
+/// The row whose unique `field` holds `val`, with `columns` (every column for `None`).
+pub(crate) fn find_row_sql(
+    backend: Backend,
+    meta: &ModelMeta,
+    field: usize,
+    val: &Val,
+    columns: Option<&[usize]>,
+) -> Sql {
+    let mut sql = Sql::new(backend);
     push_select_columns(&mut sql, meta, "t0", columns);
     sql.push(" WHERE ")
         .col("t0", meta.fields[field].name)
         .push(" = ");
     push_param(&mut sql, val, &meta.fields[field]);
     sql.push(" LIMIT 1");
-    Ok(exec.one(sql).await?)
+    sql
 }
 
 /// Reads the node with the given id.

@@ -5,7 +5,7 @@ use async_graphql::{ID, MaybeUndefined};
 use sea_orm::{DbErr, QueryResult};
 
 use crate::meta::ModelMeta;
-use crate::storage::{Backend, get_datetime};
+use crate::storage::{Backend, Cells};
 use crate::value::{DateTime, Json, Val};
 
 /// A model's typed row. Generated for every model type.
@@ -41,7 +41,8 @@ pub trait EnumValue: Sized + Copy + Send + Sync + 'static {
 
 /// A column type that can be read from a row.
 pub trait Column: Sized {
-    fn get(row: &QueryResult, idx: usize, backend: Backend) -> Result<Option<Self>, DbErr>;
+    fn get<R: Cells + ?Sized>(row: &R, idx: usize, backend: Backend)
+    -> Result<Option<Self>, DbErr>;
 }
 
 /// A value that can be an element of a scalar list (stored as a JSON array).
@@ -50,30 +51,34 @@ pub trait ListItem: Sized {
 }
 
 macro_rules! plain_column {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $read:ident),*) => {$(
         impl Column for $t {
-            fn get(row: &QueryResult, idx: usize, _: Backend) -> Result<Option<Self>, DbErr> {
-                row.try_get_by_index(idx)
+            fn get<R: Cells + ?Sized>(row: &R, idx: usize, _: Backend) -> Result<Option<Self>, DbErr> {
+                row.$read(idx)
             }
         }
     )*};
 }
-plain_column!(String, i32, f64, bool);
+plain_column!(String => string, i32 => int, f64 => float, bool => boolean);
 
 impl Column for ID {
-    fn get(row: &QueryResult, idx: usize, b: Backend) -> Result<Option<Self>, DbErr> {
+    fn get<R: Cells + ?Sized>(row: &R, idx: usize, b: Backend) -> Result<Option<Self>, DbErr> {
         Ok(String::get(row, idx, b)?.map(ID))
     }
 }
 
 impl Column for DateTime {
-    fn get(row: &QueryResult, idx: usize, backend: Backend) -> Result<Option<Self>, DbErr> {
-        Ok(get_datetime(row, idx, backend)?.map(DateTime))
+    fn get<R: Cells + ?Sized>(
+        row: &R,
+        idx: usize,
+        backend: Backend,
+    ) -> Result<Option<Self>, DbErr> {
+        Ok(row.datetime(idx, backend)?.map(DateTime))
     }
 }
 
 impl Column for Json {
-    fn get(row: &QueryResult, idx: usize, b: Backend) -> Result<Option<Self>, DbErr> {
+    fn get<R: Cells + ?Sized>(row: &R, idx: usize, b: Backend) -> Result<Option<Self>, DbErr> {
         String::get(row, idx, b)?
             .map(|text| {
                 serde_json::from_str(&text)
@@ -85,7 +90,7 @@ impl Column for Json {
 }
 
 impl<T: ListItem> Column for Vec<T> {
-    fn get(row: &QueryResult, idx: usize, b: Backend) -> Result<Option<Self>, DbErr> {
+    fn get<R: Cells + ?Sized>(row: &R, idx: usize, b: Backend) -> Result<Option<Self>, DbErr> {
         let Some(text) = String::get(row, idx, b)? else {
             return Ok(None);
         };
@@ -217,8 +222,8 @@ pub fn opt<T: IntoVal>(value: MaybeUndefined<T>) -> Option<Val> {
 macro_rules! __enum_conversions {
     ($ty:ty) => {
         impl $crate::__codegen::Column for $ty {
-            fn get(
-                row: &$crate::__codegen::QueryResult,
+            fn get<R: $crate::__codegen::Cells + ?::std::marker::Sized>(
+                row: &R,
                 idx: usize,
                 backend: $crate::__codegen::Backend,
             ) -> ::std::result::Result<::std::option::Option<Self>, $crate::__codegen::DbErr> {
@@ -245,8 +250,8 @@ macro_rules! __enum_conversions {
 }
 
 /// Reads an enum column.
-pub fn get_enum<E: EnumValue>(
-    row: &QueryResult,
+pub fn get_enum<E: EnumValue, R: Cells + ?Sized>(
+    row: &R,
     idx: usize,
     backend: Backend,
 ) -> Result<Option<E>, DbErr> {

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use async_graphql::Context;
-use sea_orm::QueryResult;
+use sea_orm::{DbErr, QueryResult};
 use tokio::sync::oneshot;
 
 use crate::auth::Principal;
@@ -29,7 +29,7 @@ use crate::read::{
 };
 use crate::record::Record;
 use crate::state::State;
-use crate::storage::{Backend, Counter, Exec, Sql, id_array, push_id_any};
+use crate::storage::{Backend, Cells, Counter, Exec, PlanExec, Row, Sql, id_array, push_id_any};
 
 /// Rounds without new keys after which a batch is complete.
 const QUIET_ROUNDS: u32 = 2;
@@ -247,6 +247,51 @@ impl RelLoaders {
         columns: Option<&[usize]>,
     ) -> ApiResult<HashMap<String, Vec<QueryResult>>> {
         let target = field.target;
+        let queries: Vec<&PermissionQuery> = match self.state.reads.of(target, &self.principal) {
+            Some(rules) if flags => rules.queries().collect(),
+            _ => Vec::new(),
+        };
+        let columns = columns.filter(|_| queries.is_empty());
+        let (sql, parent_col, flags_col) =
+            self.page_statement(field, page, parents, &queries, columns)?;
+        let rows = self.exec().all(sql).await?;
+        if !queries.is_empty() {
+            let flags = rows
+                .iter()
+                .map(|row| {
+                    let id: String = row.try_get_by_index(target.id)?;
+                    Ok((id, eval::flags_at(row, flags_col, queries.len())?))
+                })
+                .collect::<ApiResult<_>>()?;
+            self.checks.remember(target, flags);
+        }
+        by_parent(rows, parent_col, page)
+    }
+
+    /// [`Self::run_page`] for a compiled plan (no permission flags), through `exec`.
+    pub(crate) async fn plan_page(
+        &self,
+        exec: &PlanExec<'_>,
+        field: &RelFieldMeta,
+        page: &Page,
+        parents: &[&str],
+        columns: &[usize],
+    ) -> ApiResult<HashMap<String, Vec<Row>>> {
+        let (sql, parent_col, _) = self.page_statement(field, page, parents, &[], Some(columns))?;
+        by_parent(exec.rows(sql).await?, parent_col, page)
+    }
+
+    /// The statement of a relation page, the column of its rows' parent and the column of
+    /// their first permission flag.
+    fn page_statement(
+        &self,
+        field: &RelFieldMeta,
+        page: &Page,
+        parents: &[&str],
+        queries: &[&PermissionQuery],
+        columns: Option<&[usize]>,
+    ) -> ApiResult<(Sql, usize, usize)> {
+        let target = field.target;
         // SQLite: SELECT s.* FROM (SELECT <cols>, j.own AS __p, ROW_NUMBER() OVER (PARTITION BY
         // j.own ORDER BY …) AS __rn FROM … WHERE j.own IN (…)) AS s
         // WHERE __rn in (skip, skip + limit] ORDER BY __p, __rn
@@ -270,16 +315,12 @@ impl RelLoaders {
         // With `flags`, the read permission queries run for the rows of the pages only, over
         // the stored row joined back by id: SELECT s.*, CASE WHEN (…o…) … FROM (…) AS s
         // JOIN "<Target>" AS o ON o.id = s.id …
-        let queries: Vec<&PermissionQuery> = match self.state.reads.of(target, &self.principal) {
-            Some(rules) if flags => rules.queries().collect(),
-            _ => Vec::new(),
-        };
         let mut sql = Sql::new(self.state.db.backend());
         sql.push("SELECT s.*");
         eval::push_flags(
             &mut sql,
             self.state.service,
-            &queries,
+            queries,
             target,
             &binder(&self.principal),
         )?;
@@ -293,7 +334,6 @@ impl RelLoaders {
         } else {
             sql.push(" FROM (SELECT ");
         }
-        let columns = columns.filter(|_| queries.is_empty());
         push_some_columns(&mut sql, target, "t0", columns);
         sql.push(", ").col("j", field.own).push(" AS \"__p\"");
         let order = page.read_order();
@@ -346,33 +386,9 @@ impl RelLoaders {
                 .push(&(skip + limit).to_string())
                 .push(" ORDER BY \"__p\", \"__rn\"");
         }
-        let rows = self.exec().all(sql).await?;
         let parent_col = columns.map_or(target.fields.len(), <[usize]>::len);
-        if !queries.is_empty() {
-            // The flags follow `__p` and the extra columns.
-            let flags = rows
-                .iter()
-                .map(|row| {
-                    let id: String = row.try_get_by_index(target.id)?;
-                    Ok((
-                        id,
-                        eval::flags_at(row, parent_col + 1 + extra, queries.len())?,
-                    ))
-                })
-                .collect::<ApiResult<_>>()?;
-            self.checks.remember(target, flags);
-        }
-        let mut by_parent: HashMap<String, Vec<QueryResult>> = HashMap::new();
-        for row in rows {
-            let parent: String = row.try_get_by_index(parent_col)?;
-            by_parent.entry(parent).or_default().push(row);
-        }
-        if page.reads_backwards() {
-            for rows in by_parent.values_mut() {
-                rows.reverse();
-            }
-        }
-        Ok(by_parent)
+        // The flags follow `__p` and the extra columns.
+        Ok((sql, parent_col, parent_col + 1 + extra))
     }
 
     /// How many related nodes match `filter`, for every parent in `parents` that has any.
@@ -382,6 +398,28 @@ impl RelLoaders {
         filter: Option<&Cond>,
         parents: &[&str],
     ) -> ApiResult<HashMap<String, i32>> {
+        let sql = self.count_statement(field, filter, parents);
+        by_parent_count(self.exec().all(sql).await?)
+    }
+
+    /// [`Self::run_count`] for a compiled plan, through `exec`.
+    pub(crate) async fn plan_count(
+        &self,
+        exec: &PlanExec<'_>,
+        field: &RelFieldMeta,
+        filter: Option<&Cond>,
+        parents: &[&str],
+    ) -> ApiResult<HashMap<String, i32>> {
+        let sql = self.count_statement(field, filter, parents);
+        by_parent_count(exec.rows(sql).await?)
+    }
+
+    fn count_statement(
+        &self,
+        field: &RelFieldMeta,
+        filter: Option<&Cond>,
+        parents: &[&str],
+    ) -> Sql {
         let mut sql = Sql::new(self.state.db.backend());
         let filter = |sql: &mut Sql| {
             if let Some(filter) = filter {
@@ -403,14 +441,41 @@ impl RelLoaders {
             filter(&mut sql);
             sql.push(" GROUP BY ").col("j", field.own);
         }
-        let mut out = HashMap::new();
-        for row in self.exec().all(sql).await? {
-            let parent: String = row.try_get_by_index(0)?;
-            let count: i64 = row.try_get_by_index(1)?;
-            out.insert(parent, i32::try_from(count).unwrap_or(i32::MAX));
-        }
-        Ok(out)
+        sql
     }
+}
+
+/// Rows of relation pages by parent (`parent_col` holds it), each parent's in page order.
+fn by_parent<R: Cells>(
+    rows: Vec<R>,
+    parent_col: usize,
+    page: &Page,
+) -> ApiResult<HashMap<String, Vec<R>>> {
+    let mut by_parent: HashMap<String, Vec<R>> = HashMap::new();
+    for row in rows {
+        let parent = row
+            .string(parent_col)?
+            .ok_or_else(|| DbErr::Type("a relation row without its parent".into()))?;
+        by_parent.entry(parent).or_default().push(row);
+    }
+    if page.reads_backwards() {
+        for rows in by_parent.values_mut() {
+            rows.reverse();
+        }
+    }
+    Ok(by_parent)
+}
+
+/// Relation counts by parent, from rows of `(parent, count)`.
+fn by_parent_count<R: Cells>(rows: Vec<R>) -> ApiResult<HashMap<String, i32>> {
+    let mut out = HashMap::new();
+    for row in rows {
+        let (Some(parent), Some(count)) = (row.string(0)?, row.int64(1)?) else {
+            return Err(DbErr::Type("a relation count without its parent".into()).into());
+        };
+        out.insert(parent, i32::try_from(count).unwrap_or(i32::MAX));
+    }
+    Ok(out)
 }
 
 /// Appends the parent ids as a PostgreSQL row source `p("v")`, bound as one JSON array.

@@ -9,11 +9,13 @@
 //! queries).
 
 pub mod ddl;
+pub mod lite;
 mod pg;
 pub mod sql;
 
 use std::str::FromStr;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use sea_orm::sqlx::postgres::PgPoolOptions;
@@ -53,6 +55,9 @@ pub struct Db {
     write: Conn,
     /// The pool transactions begin on.
     tx: DatabaseConnection,
+    /// SQLite: the read-only connections compiled plans read through on the calling thread
+    /// (`lite.rs`); absent for PostgreSQL and for a database that is not a file.
+    lite: Option<Arc<lite::Readers>>,
 }
 
 /// Where statements outside a transaction run: a sqlx pool (SQLite), or on PostgreSQL a set of
@@ -119,6 +124,7 @@ impl Db {
                 read: direct.clone(),
                 write: direct,
                 tx: SqlxPostgresConnector::from_sqlx_postgres_pool(pool),
+                lite: None,
             })
         } else if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)
@@ -142,11 +148,18 @@ impl Db {
                 .await
                 .map_err(|e| DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string())))?;
             let writer = SqlxSqliteConnector::from_sqlx_sqlite_pool(writer);
+            // The pools have created the file (and, in WAL mode, its `-shm` index, which
+            // read-only connections need). An in-memory database has no file to open again.
+            let lite = std::fs::canonicalize(options.get_filename())
+                .ok()
+                .filter(|path| path.is_file())
+                .map(|path| Arc::new(lite::Readers::new(&path)));
             Ok(Db {
                 backend: Backend::Sqlite,
                 read: Conn::Pool(SqlxSqliteConnector::from_sqlx_sqlite_pool(reader)),
                 write: Conn::Pool(writer.clone()),
                 tx: writer,
+                lite,
             })
         } else {
             Err(DbErr::Conn(sea_orm::RuntimeErr::Internal(format!(
@@ -252,6 +265,175 @@ impl<C: ConnectionTrait> Exec<'_, C> {
             .execute_raw(sql.into_statement())
             .await?
             .rows_affected())
+    }
+}
+
+/// A row of a compiled plan's statement: read by sqlx, or on SQLite by [`lite`].
+#[derive(Debug)]
+pub enum Row {
+    Orm(QueryResult),
+    Lite(lite::LiteRow),
+}
+
+/// Where a compiled plan's reads run. On SQLite they run on the calling thread ([`lite`])
+/// while `inline` holds; a statement too long for that clears it, so the plan's later runs go
+/// through sqlx's pool from the start.
+pub struct PlanExec<'a> {
+    pub db: &'a Db,
+    pub counter: &'a Counter,
+    pub inline: &'a AtomicBool,
+}
+
+impl PlanExec<'_> {
+    pub fn backend(&self) -> Backend {
+        self.db.backend
+    }
+
+    /// Every row of `sql`. A statement the calling thread gave up on is counted once, when it
+    /// runs through sqlx.
+    pub async fn rows(&self, sql: Sql) -> Result<Vec<Row>, DbErr> {
+        if let Some(readers) = &self.db.lite
+            && self.inline.load(Ordering::Relaxed)
+        {
+            match readers.query(sql.text(), sql.values()) {
+                Ok(rows) => {
+                    self.counter.0.fetch_add(1, Ordering::Relaxed);
+                    return Ok(rows.into_iter().map(Row::Lite).collect());
+                }
+                Err(lite::Refused::TooLong) => self.inline.store(false, Ordering::Relaxed),
+                Err(lite::Refused::Failed(_)) => {}
+            }
+        }
+        let exec = Exec {
+            conn: self.db.reader(),
+            counter: self.counter,
+        };
+        Ok(exec.all(sql).await?.into_iter().map(Row::Orm).collect())
+    }
+}
+
+/// Reading the columns of a row, whichever driver read it.
+pub trait Cells {
+    /// Text, borrowed from the row.
+    fn text(&self, idx: usize) -> Result<Option<&str>, DbErr>;
+    fn string(&self, idx: usize) -> Result<Option<String>, DbErr> {
+        Ok(self.text(idx)?.map(str::to_owned))
+    }
+    fn int(&self, idx: usize) -> Result<Option<i32>, DbErr>;
+    fn int64(&self, idx: usize) -> Result<Option<i64>, DbErr>;
+    fn float(&self, idx: usize) -> Result<Option<f64>, DbErr>;
+    fn boolean(&self, idx: usize) -> Result<Option<bool>, DbErr>;
+    fn datetime(
+        &self,
+        idx: usize,
+        backend: Backend,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbErr>;
+}
+
+impl Cells for QueryResult {
+    fn text(&self, idx: usize) -> Result<Option<&str>, DbErr> {
+        get_text(self, idx)
+    }
+    fn string(&self, idx: usize) -> Result<Option<String>, DbErr> {
+        self.try_get_by_index(idx)
+    }
+    fn int(&self, idx: usize) -> Result<Option<i32>, DbErr> {
+        self.try_get_by_index(idx)
+    }
+    fn int64(&self, idx: usize) -> Result<Option<i64>, DbErr> {
+        self.try_get_by_index(idx)
+    }
+    fn float(&self, idx: usize) -> Result<Option<f64>, DbErr> {
+        self.try_get_by_index(idx)
+    }
+    fn boolean(&self, idx: usize) -> Result<Option<bool>, DbErr> {
+        self.try_get_by_index(idx)
+    }
+    fn datetime(
+        &self,
+        idx: usize,
+        backend: Backend,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbErr> {
+        get_datetime(self, idx, backend)
+    }
+}
+
+/// What sqlx's SQLite decoders accept, read strictly: an integer for `Int` and `Boolean`, a
+/// real for `Float`, text for the rest. Anything else is an error, and the plan leaves the
+/// request to the executor.
+impl Cells for lite::LiteRow {
+    fn text(&self, idx: usize) -> Result<Option<&str>, DbErr> {
+        lite::LiteRow::text(self, idx)
+    }
+    fn int(&self, idx: usize) -> Result<Option<i32>, DbErr> {
+        self.int64(idx)?
+            .map(|v| i32::try_from(v).map_err(|e| DbErr::Type(e.to_string())))
+            .transpose()
+    }
+    fn int64(&self, idx: usize) -> Result<Option<i64>, DbErr> {
+        lite::LiteRow::int64(self, idx)
+    }
+    fn float(&self, idx: usize) -> Result<Option<f64>, DbErr> {
+        self.real(idx)
+    }
+    fn boolean(&self, idx: usize) -> Result<Option<bool>, DbErr> {
+        Ok(self.int64(idx)?.map(|v| v != 0))
+    }
+    fn datetime(
+        &self,
+        idx: usize,
+        _: Backend,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbErr> {
+        self.text(idx)?.map(parse_stored_datetime).transpose()
+    }
+}
+
+impl Cells for Row {
+    fn text(&self, idx: usize) -> Result<Option<&str>, DbErr> {
+        match self {
+            Row::Orm(r) => r.text(idx),
+            Row::Lite(r) => Cells::text(r, idx),
+        }
+    }
+    fn string(&self, idx: usize) -> Result<Option<String>, DbErr> {
+        match self {
+            Row::Orm(r) => r.string(idx),
+            Row::Lite(r) => r.string(idx),
+        }
+    }
+    fn int(&self, idx: usize) -> Result<Option<i32>, DbErr> {
+        match self {
+            Row::Orm(r) => r.int(idx),
+            Row::Lite(r) => r.int(idx),
+        }
+    }
+    fn int64(&self, idx: usize) -> Result<Option<i64>, DbErr> {
+        match self {
+            Row::Orm(r) => Cells::int64(r, idx),
+            Row::Lite(r) => Cells::int64(r, idx),
+        }
+    }
+    fn float(&self, idx: usize) -> Result<Option<f64>, DbErr> {
+        match self {
+            Row::Orm(r) => r.float(idx),
+            Row::Lite(r) => r.float(idx),
+        }
+    }
+    fn boolean(&self, idx: usize) -> Result<Option<bool>, DbErr> {
+        match self {
+            Row::Orm(r) => r.boolean(idx),
+            Row::Lite(r) => r.boolean(idx),
+        }
+    }
+    fn datetime(
+        &self,
+        idx: usize,
+        backend: Backend,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbErr> {
+        match self {
+            Row::Orm(r) => r.datetime(idx, backend),
+            Row::Lite(r) => r.datetime(idx, backend),
+        }
     }
 }
 
@@ -374,12 +556,14 @@ pub fn get_datetime(
         Backend::Postgres => row.try_get_by_index(idx),
         Backend::Sqlite => {
             let text: Option<String> = row.try_get_by_index(idx)?;
-            text.map(|t| {
-                parse_datetime(&t).ok_or_else(|| DbErr::Type(format!("bad stored date `{t}`")))
-            })
-            .transpose()
+            text.as_deref().map(parse_stored_datetime).transpose()
         }
     }
+}
+
+/// A date as SQLite stores it (text).
+fn parse_stored_datetime(text: &str) -> Result<chrono::DateTime<chrono::Utc>, DbErr> {
+    parse_datetime(text).ok_or_else(|| DbErr::Type(format!("bad stored date `{text}`")))
 }
 
 /// The field named by a unique-constraint violation, if `err` is one. `Some(None)` means it is a

@@ -85,6 +85,11 @@ impl Sql {
         &self.text
     }
 
+    /// The values bound so far, in placeholder order.
+    pub fn values(&self) -> &[Value] {
+        &self.values
+    }
+
     pub fn into_statement(self) -> Statement {
         let backend = match self.backend {
             Backend::Sqlite => DbBackend::Sqlite,

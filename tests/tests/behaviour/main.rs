@@ -77,6 +77,7 @@ mod direct;
 mod envelope;
 mod filters;
 mod introspection;
+mod lite;
 mod migrations;
 mod mutations;
 mod nested_mutations;

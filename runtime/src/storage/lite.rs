@@ -1,0 +1,263 @@
+//! SQLite reads of compiled plans, run on the calling thread.
+//!
+//! sqlx runs each SQLite connection on a thread of its own: a statement is sent to that thread,
+//! and every row comes back through a channel, each value copied out of SQLite into an
+//! allocation of its own. For the short reads of a compiled plan, the thread hand-offs and the
+//! copies cost several times what SQLite spends answering. Here a plan's statement runs on the
+//! thread that asks, on a read-only connection of its own (rusqlite over the same bundled
+//! libsqlite3), and each row is copied once, into one text buffer.
+//!
+//! A statement may run for [`BUDGET`] on the calling thread (a 100-row page takes a tenth of
+//! that). One that needs longer, for its work or for reading the disk, is interrupted and
+//! reported as [`Refused::TooLong`]; the caller then runs it through sqlx's pool, whose thread
+//! does the long work while the HTTP worker goes on with other requests. Every other failure
+//! ([`Refused::Failed`]) is also answered through sqlx, so this path never decides an error.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use rusqlite::types::{Null, ValueRef};
+use rusqlite::{Connection, OpenFlags};
+use sea_orm::{DbErr, Value};
+
+/// Idle connections kept for reuse; more are opened while more threads read at once.
+const IDLE: usize = 8;
+/// Virtual-machine steps between two looks at the clock (a few microseconds of work).
+const STEP: i32 = 1_000;
+/// How long a statement may run on the calling thread before it is interrupted.
+const BUDGET: Duration = Duration::from_millis(2);
+/// Prepared statements cached per connection (a plan runs one to a few).
+const CACHED_STATEMENTS: usize = 64;
+
+/// Why a statement was not answered here.
+#[derive(Debug)]
+pub enum Refused {
+    /// It needed longer than [`BUDGET`].
+    TooLong,
+    /// Anything else: the database was busy, a value of a type this path does not read, …
+    Failed(String),
+}
+
+/// One value of a row. Text is a range of the row's text buffer.
+#[derive(Debug, Clone, Copy)]
+enum Cell {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(u32, u32),
+    Blob,
+}
+
+/// A row read by this module: its values, and the text of its text values.
+#[derive(Debug)]
+pub struct LiteRow {
+    cells: Box<[Cell]>,
+    text: Box<str>,
+}
+
+fn mismatch(idx: usize, want: &str) -> DbErr {
+    DbErr::Type(format!("column {idx} holds no {want}"))
+}
+
+impl LiteRow {
+    fn cell(&self, idx: usize) -> Result<Cell, DbErr> {
+        self.cells
+            .get(idx)
+            .copied()
+            .ok_or_else(|| DbErr::Type(format!("no column {idx}")))
+    }
+
+    /// The text at `idx`; an integer, real or blob there is an error (as sqlx's decoder has it).
+    pub fn text(&self, idx: usize) -> Result<Option<&str>, DbErr> {
+        match self.cell(idx)? {
+            Cell::Null => Ok(None),
+            Cell::Text(from, to) => Ok(self.text.get(from as usize..to as usize)),
+            _ => Err(mismatch(idx, "text")),
+        }
+    }
+
+    /// The integer at `idx`.
+    pub fn int64(&self, idx: usize) -> Result<Option<i64>, DbErr> {
+        match self.cell(idx)? {
+            Cell::Null => Ok(None),
+            Cell::Int(v) => Ok(Some(v)),
+            _ => Err(mismatch(idx, "integer")),
+        }
+    }
+
+    /// The real at `idx`. An integer there is refused rather than converted: a `REAL` column
+    /// always yields reals.
+    pub fn real(&self, idx: usize) -> Result<Option<f64>, DbErr> {
+        match self.cell(idx)? {
+            Cell::Null => Ok(None),
+            Cell::Real(v) => Ok(Some(v)),
+            _ => Err(mismatch(idx, "real")),
+        }
+    }
+}
+
+/// A connection and the clock its progress handler reads.
+struct Reader {
+    conn: Connection,
+    clock: Arc<Clock>,
+}
+
+/// When the running statement must end, in nanoseconds since `base`, and whether the progress
+/// handler ended one.
+struct Clock {
+    base: Instant,
+    deadline: AtomicU64,
+    interrupted: AtomicBool,
+}
+
+impl Clock {
+    fn now(&self) -> u64 {
+        u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Starts a statement's budget.
+    fn start(&self) {
+        let budget = u64::try_from(BUDGET.as_nanos()).unwrap_or(u64::MAX);
+        self.interrupted.store(false, Ordering::Relaxed);
+        self.deadline
+            .store(self.now().saturating_add(budget), Ordering::Relaxed);
+    }
+
+    /// The progress handler: whether to interrupt the statement.
+    fn expired(&self) -> bool {
+        let expired = self.now() > self.deadline.load(Ordering::Relaxed);
+        if expired {
+            self.interrupted.store(true, Ordering::Relaxed);
+        }
+        expired
+    }
+}
+
+/// The read-only connections of one SQLite file.
+pub struct Readers {
+    path: PathBuf,
+    idle: Mutex<Vec<Reader>>,
+}
+
+impl std::fmt::Debug for Readers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Readers").field("path", &self.path).finish()
+    }
+}
+
+impl Readers {
+    /// Readers of the database file at `path` (opened when first needed).
+    pub fn new(path: &Path) -> Readers {
+        Readers {
+            path: path.to_owned(),
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn open(&self) -> Result<Reader, rusqlite::Error> {
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        // A busy database is left to sqlx's pool, which waits.
+        conn.busy_timeout(Duration::ZERO)?;
+        conn.set_prepared_statement_cache_capacity(CACHED_STATEMENTS);
+        let clock = Arc::new(Clock {
+            base: Instant::now(),
+            deadline: AtomicU64::new(0),
+            interrupted: AtomicBool::new(false),
+        });
+        let handler = clock.clone();
+        conn.progress_handler(STEP, Some(move || handler.expired()))?;
+        Ok(Reader { conn, clock })
+    }
+
+    /// Runs the `SELECT` `sql` with `values` bound to its `?`s and reads every row.
+    pub fn query(&self, sql: &str, values: &[Value]) -> Result<Vec<LiteRow>, Refused> {
+        let taken = self.idle.lock().map(|mut idle| idle.pop()).unwrap_or(None);
+        let reader = match taken {
+            Some(reader) => reader,
+            None => self.open().map_err(|e| Refused::Failed(e.to_string()))?,
+        };
+        reader.clock.start();
+        let result = run(&reader.conn, sql, values);
+        let result = match result {
+            Err(_) if reader.clock.interrupted.load(Ordering::Relaxed) => Err(Refused::TooLong),
+            Err(e) => Err(Refused::Failed(e.to_string())),
+            Ok(Err(refused)) => Err(refused),
+            Ok(Ok(rows)) => Ok(rows),
+        };
+        if let Ok(mut idle) = self.idle.lock()
+            && idle.len() < IDLE
+        {
+            idle.push(reader);
+        }
+        result
+    }
+}
+
+/// Prepares (or takes from the cache), binds and reads `sql`.
+fn run(
+    conn: &Connection,
+    sql: &str,
+    values: &[Value],
+) -> Result<Result<Vec<LiteRow>, Refused>, rusqlite::Error> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    for (i, value) in values.iter().enumerate() {
+        let at = i + 1;
+        match value {
+            Value::String(Some(s)) => stmt.raw_bind_parameter(at, s.as_str())?,
+            Value::Int(Some(v)) => stmt.raw_bind_parameter(at, v)?,
+            Value::BigInt(Some(v)) => stmt.raw_bind_parameter(at, v)?,
+            Value::Double(Some(v)) => stmt.raw_bind_parameter(at, v)?,
+            // As sqlx binds them on SQLite: 0 or 1.
+            Value::Bool(Some(v)) => stmt.raw_bind_parameter(at, i64::from(*v))?,
+            Value::String(None)
+            | Value::Int(None)
+            | Value::BigInt(None)
+            | Value::Double(None)
+            | Value::Bool(None) => stmt.raw_bind_parameter(at, Null)?,
+            other => {
+                return Ok(Err(Refused::Failed(format!(
+                    "a parameter this path does not bind: {other:?}"
+                ))));
+            }
+        }
+    }
+    let width = stmt.column_count();
+    let mut rows = stmt.raw_query();
+    let mut out = Vec::new();
+    let mut text = String::new();
+    let mut cells = Vec::with_capacity(width);
+    while let Some(row) = rows.next()? {
+        text.clear();
+        cells.clear();
+        for idx in 0..width {
+            cells.push(match row.get_ref(idx)? {
+                ValueRef::Null => Cell::Null,
+                ValueRef::Integer(v) => Cell::Int(v),
+                ValueRef::Real(v) => Cell::Real(v),
+                ValueRef::Text(bytes) => {
+                    let Ok(s) = std::str::from_utf8(bytes) else {
+                        return Ok(Err(Refused::Failed(format!("column {idx} is not UTF-8"))));
+                    };
+                    let from = text.len();
+                    text.push_str(s);
+                    match (u32::try_from(from), u32::try_from(text.len())) {
+                        (Ok(from), Ok(to)) => Cell::Text(from, to),
+                        _ => return Ok(Err(Refused::Failed("a row over 4 GiB".into()))),
+                    }
+                }
+                ValueRef::Blob(_) => Cell::Blob,
+            });
+        }
+        out.push(LiteRow {
+            cells: cells.as_slice().into(),
+            text: text.as_str().into(),
+        });
+    }
+    Ok(Ok(out))
+}
