@@ -221,7 +221,7 @@ impl RelLoaders {
     async fn run(&self, query: &RelQuery, parents: &[&str]) -> ApiResult<HashMap<String, Loaded>> {
         Ok(match &query.spec {
             Spec::Page(page) => self
-                .run_page(query.field(), page, parents, query.flags, None)
+                .run_page(query.field(), page, parents, query.flags)
                 .await?
                 .into_iter()
                 .map(|(parent, rows)| (parent, Loaded::Rows(Arc::new(rows))))
@@ -236,24 +236,21 @@ impl RelLoaders {
     }
 
     /// The page of related rows of every parent in `parents` (absent when it has none), in one
-    /// statement. The rows hold the target's `columns` (field indices) in that order, or every
-    /// column in field order for `None` (always with `flags`).
+    /// statement, with every column of the target in field order.
     pub(crate) async fn run_page(
         &self,
         field: &RelFieldMeta,
         page: &Page,
         parents: &[&str],
         flags: bool,
-        columns: Option<&[usize]>,
     ) -> ApiResult<HashMap<String, Vec<QueryResult>>> {
         let target = field.target;
         let queries: Vec<&PermissionQuery> = match self.state.reads.of(target, &self.principal) {
             Some(rules) if flags => rules.queries().collect(),
             _ => Vec::new(),
         };
-        let columns = columns.filter(|_| queries.is_empty());
         let (sql, parent_col, flags_col) =
-            self.page_statement(field, page, parents, &queries, columns)?;
+            self.page_statement(field, page, parents, &queries, None)?;
         let rows = self.exec().all(sql).await?;
         if !queries.is_empty() {
             let flags = rows
@@ -268,7 +265,8 @@ impl RelLoaders {
         by_parent(rows, parent_col, page)
     }
 
-    /// [`Self::run_page`] for a compiled plan (no permission flags), through `exec`.
+    /// [`Self::run_page`] for a compiled plan (no permission flags), through `exec`: the rows
+    /// hold the target's `columns` (field indices) in that order.
     pub(crate) async fn plan_page(
         &self,
         exec: &PlanExec<'_>,
@@ -281,8 +279,8 @@ impl RelLoaders {
         by_parent(exec.rows(sql).await?, parent_col, page)
     }
 
-    /// The statement of a relation page, the column of its rows' parent and the column of
-    /// their first permission flag.
+    /// The statement of a relation page (with `columns`, or every column for `None`), the
+    /// column of its rows' parent and the column of their first permission flag.
     fn page_statement(
         &self,
         field: &RelFieldMeta,
