@@ -25,7 +25,6 @@ use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::ops::Range;
 use std::pin::Pin;
-use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, RwLock};
 
 use async_graphql::parser::types::{
@@ -41,7 +40,7 @@ use crate::read::{Page, count_sql, find_row_sql, push_page, push_select_columns}
 use crate::record::Column;
 use crate::related::RelLoaders;
 use crate::state::State;
-use crate::storage::{Backend, Cells, Counter, PlanExec, Row};
+use crate::storage::{Backend, Cells, Counter, Inline, PlanExec, Row};
 use crate::value::{DateTime, Json, datetime_text, format_datetime};
 
 /// How many query texts the cache keeps; when full it starts again (clients send a few fixed
@@ -92,9 +91,8 @@ impl Plans {
 pub(crate) struct Plan {
     vars: Vec<Var>,
     roots: Vec<Keyed<Root>>,
-    /// Whether the plan's SQLite reads run on the calling thread (`storage::lite`): cleared
-    /// for good when one of them is too long for that.
-    inline: AtomicBool,
+    /// Whether the plan's SQLite reads run on the calling thread (`storage::lite`).
+    inline: Inline,
 }
 
 /// A variable definition: its name and the value it takes when the request leaves it out
@@ -233,7 +231,7 @@ pub(crate) fn compile(
     Some(Plan {
         vars,
         roots,
-        inline: AtomicBool::new(true),
+        inline: Inline::default(),
     })
 }
 

@@ -2,7 +2,8 @@
 //!
 //! SQLite (the embedded default) and PostgreSQL are both first-class. SQLite runs in WAL mode with
 //! a pool of reader connections and a single writer connection, so writes queue in the process
-//! instead of failing with `SQLITE_BUSY`. PostgreSQL runs single statements, reads and writes, on
+//! instead of failing with `SQLITE_BUSY`; compiled plans read through read-only connections of
+//! their own, on the calling thread (`lite.rs`, through [`PlanExec`]). PostgreSQL runs single statements, reads and writes, on
 //! connections kept outside sqlx's pool, so that each costs one round trip (`pg.rs`), and
 //! transactions on a pool. Every statement goes through [`Exec`], which counts statements per
 //! request (the count is reported in a response header and used by tests that guard against N+1
@@ -15,7 +16,7 @@ pub mod sql;
 
 use std::str::FromStr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use sea_orm::sqlx::postgres::PgPoolOptions;
@@ -275,13 +276,12 @@ pub enum Row {
     Lite(lite::LiteRow),
 }
 
-/// Where a compiled plan's reads run. On SQLite they run on the calling thread ([`lite`])
-/// while `inline` holds; a statement too long for that clears it, so the plan's later runs go
-/// through sqlx's pool from the start.
+/// Where a compiled plan's reads run. On SQLite they run on the calling thread ([`lite`]) unless
+/// the plan's [`Inline`] says otherwise.
 pub struct PlanExec<'a> {
     pub db: &'a Db,
     pub counter: &'a Counter,
-    pub inline: &'a AtomicBool,
+    pub inline: &'a Inline,
 }
 
 impl PlanExec<'_> {
@@ -293,14 +293,15 @@ impl PlanExec<'_> {
     /// runs through sqlx.
     pub async fn rows(&self, sql: Sql) -> Result<Vec<Row>, DbErr> {
         if let Some(readers) = &self.db.lite
-            && self.inline.load(Ordering::Relaxed)
+            && self.inline.take_turn()
         {
             match readers.query(sql.text(), sql.values()) {
                 Ok(rows) => {
+                    self.inline.fitted();
                     self.counter.0.fetch_add(1, Ordering::Relaxed);
                     return Ok(rows.into_iter().map(Row::Lite).collect());
                 }
-                Err(lite::Refused::TooLong) => self.inline.store(false, Ordering::Relaxed),
+                Err(lite::Refused::TooLong) => self.inline.too_long(),
                 Err(lite::Refused::Failed(_)) => {}
             }
         }
@@ -309,6 +310,54 @@ impl PlanExec<'_> {
             counter: self.counter,
         };
         Ok(exec.all(sql).await?.into_iter().map(Row::Orm).collect())
+    }
+}
+
+/// The most reads of a plan that go through sqlx's pool after statements too long for the
+/// calling thread.
+const MAX_SKIPPED: u32 = 1024;
+
+/// Whether a compiled plan's SQLite reads run on the calling thread. After a statement too long
+/// for it (its work, a cold cache, or the thread descheduled under load), the plan's next read
+/// goes through sqlx's pool; after consecutive ones, the next 2, 4, … up to [`MAX_SKIPPED`].
+/// A read that fits starts the count again. So a plan whose reads are long costs the calling
+/// thread one interrupted attempt per 1024 reads, and one that met a passing delay is back on
+/// the fast path after a read or two.
+#[derive(Debug, Default)]
+pub struct Inline {
+    /// Reads left to send through the pool.
+    skip: AtomicU32,
+    /// How many the next statement too long will skip.
+    penalty: AtomicU32,
+}
+
+impl Inline {
+    /// Whether this read may run on the calling thread (else it counts as one skipped).
+    fn take_turn(&self) -> bool {
+        self.skip
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_err()
+    }
+
+    fn too_long(&self) {
+        let penalty = self
+            .penalty
+            .load(Ordering::Relaxed)
+            .saturating_mul(2)
+            .clamp(1, MAX_SKIPPED);
+        self.penalty.store(penalty, Ordering::Relaxed);
+        self.skip.store(penalty, Ordering::Relaxed);
+    }
+
+    fn fitted(&self) {
+        if self.penalty.load(Ordering::Relaxed) != 0 {
+            self.penalty.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// How many of the next reads go through sqlx's pool.
+    pub fn skipped(&self) -> u32 {
+        self.skip.load(Ordering::Relaxed)
     }
 }
 

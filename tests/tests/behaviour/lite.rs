@@ -3,10 +3,8 @@
 //! plans' answers themselves are compared with the executor's in `direct.rs`, on both
 //! databases.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use sea_orm::{ConnectionTrait, Value};
-use svc_runtime::storage::{Backend, Cells, Counter, Db, PlanExec, Row, Sql};
+use svc_runtime::storage::{Backend, Cells, Counter, Db, Inline, PlanExec, Row, Sql};
 
 use crate::support::{Db as Kind, TestDatabase};
 
@@ -62,7 +60,7 @@ async fn plan_reads_run_on_the_calling_thread_and_see_every_committed_write() {
     )
     .await;
     let counter = Counter::new();
-    let inline = AtomicBool::new(true);
+    let inline = Inline::default();
     let exec = PlanExec {
         db: &db,
         counter: &counter,
@@ -120,17 +118,19 @@ async fn plan_reads_run_on_the_calling_thread_and_see_every_committed_write() {
     assert!(is_lite(&rows));
     assert_eq!(rows[0].int64(0).unwrap(), Some(3));
     assert_eq!(rows[0].int64(1).unwrap(), Some(16));
-    assert!(inline.load(Ordering::Relaxed));
+    assert_eq!(inline.skipped(), 0);
     assert_eq!(counter.get(), 2 + 6);
 }
 
-/// A statement that needs more work than the calling thread may do runs through sqlx's pool,
-/// counted once, with the same answer; the plan then sends all its reads there.
+/// A statement that needs longer than the calling thread may take runs through sqlx's pool,
+/// counted once, with the same answer. The plan's next read goes through the pool too; after
+/// consecutive long ones, the next 2, 4, …; a read that fits starts the count again.
 #[tokio::test]
-async fn a_read_too_long_for_the_calling_thread_runs_through_the_pool_and_the_plan_keeps_to_it() {
+async fn a_read_too_long_for_the_calling_thread_runs_through_the_pool_and_the_plan_backs_off() {
     let (_database, db) = database().await;
+    write(&db, "INSERT INTO t (id) VALUES ('a')").await;
     let counter = Counter::new();
-    let inline = AtomicBool::new(true);
+    let inline = Inline::default();
     let exec = PlanExec {
         db: &db,
         counter: &counter,
@@ -138,40 +138,43 @@ async fn a_read_too_long_for_the_calling_thread_runs_through_the_pool_and_the_pl
     };
     let long = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) \
                 SELECT COUNT(*) FROM c";
-    let rows = exec.rows(sql(long, vec![])).await.expect("read");
-    assert!(is_sqlx(&rows), "run through the pool: {rows:?}");
-    assert_eq!(rows[0].int64(0).unwrap(), Some(3_000_000));
-    assert_eq!(counter.get(), 1, "the interrupted run is not counted");
-    assert!(
-        !inline.load(Ordering::Relaxed),
-        "the plan keeps to the pool"
-    );
-
-    let rows = exec
-        .rows(sql("SELECT 1 FROM t", vec![]))
-        .await
-        .expect("read");
-    assert!(rows.is_empty());
-    write(&db, "INSERT INTO t (id) VALUES ('a')").await;
-    let rows = exec
-        .rows(sql("SELECT id FROM t", vec![]))
-        .await
-        .expect("read");
-    assert!(is_sqlx(&rows) && rows.len() == 1, "{rows:?}");
-    assert_eq!(counter.get(), 3);
-
-    // Another plan (its own flag) still reads on the calling thread.
-    let other = AtomicBool::new(true);
-    let exec = PlanExec {
-        db: &db,
-        counter: &counter,
-        inline: &other,
+    let short = "SELECT id FROM t";
+    // Reads through sqlx (`false`) or on the calling thread (`true`).
+    let read = async |text: &str| {
+        let rows = exec.rows(sql(text, vec![])).await.expect("read");
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        if text == long {
+            assert_eq!(rows[0].int64(0).unwrap(), Some(3_000_000));
+        }
+        assert!(is_lite(&rows) || is_sqlx(&rows));
+        is_lite(&rows)
     };
-    let rows = exec
-        .rows(sql("SELECT id FROM t", vec![]))
-        .await
-        .expect("read");
-    assert!(is_lite(&rows) && rows.len() == 1, "{rows:?}");
+
+    assert!(!read(long).await, "run through the pool");
+    assert_eq!(counter.get(), 1, "the interrupted run is not counted");
+    assert_eq!(inline.skipped(), 1);
+    assert!(!read(short).await, "the next read goes through the pool");
+    assert!(read(short).await, "then the calling thread again");
+    assert!(read(short).await);
+
+    // Consecutive long reads: 1, then 2, then 4 skipped reads.
+    assert!(!read(long).await);
+    assert!(!read(long).await, "skipped");
+    assert!(!read(long).await);
+    assert_eq!(inline.skipped(), 2);
+    assert!(!read(long).await && !read(long).await, "skipped");
+    assert!(!read(long).await);
+    assert_eq!(inline.skipped(), 4);
+    for _ in 0..4 {
+        assert!(!read(short).await, "skipped");
+    }
+    assert!(read(short).await);
+    assert_eq!(inline.skipped(), 0);
+    assert_eq!(counter.get(), 4 + 6 + 5);
+
+    // The count starts again after a read that fits.
+    assert!(!read(long).await);
+    assert_eq!(inline.skipped(), 1);
 }
 
 /// A parameter this path does not bind runs through sqlx without giving up the calling thread
@@ -186,7 +189,7 @@ async fn what_this_path_does_not_read_is_left_to_sqlx() {
     )
     .await;
     let counter = Counter::new();
-    let inline = AtomicBool::new(true);
+    let inline = Inline::default();
     let exec = PlanExec {
         db: &db,
         counter: &counter,
@@ -201,7 +204,7 @@ async fn what_this_path_does_not_read_is_left_to_sqlx() {
         .await
         .expect("read");
     assert!(is_sqlx(&rows) && rows.len() == 1, "{rows:?}");
-    assert!(inline.load(Ordering::Relaxed));
+    assert_eq!(inline.skipped(), 0);
 
     let rows = exec
         .rows(sql("SELECT n, r, b, s, x FROM t", vec![]))
