@@ -7,16 +7,19 @@
 //! thread that asks, on a read-only connection of its own (rusqlite over the same bundled
 //! libsqlite3), and each row is copied once, into one text buffer.
 //!
-//! A statement may run for [`BUDGET`] on the calling thread (a 100-row page takes a tenth of
-//! that). One that needs longer, for its work or for reading the disk, is interrupted and
-//! reported as [`Refused::TooLong`]; the caller then runs it through sqlx's pool, whose thread
-//! does the long work while the HTTP worker goes on with other requests. Every other failure
+//! A statement may take [`MAX_STEPS`] virtual-machine steps on the calling thread (about 2 ms of
+//! SQLite's work; a 100-row page takes about 5 000), and [`MAX_WAIT`] in all (for reading the
+//! disk, or an expensive single step). One that needs more is interrupted and reported as
+//! [`Refused::TooLong`]; the caller then runs it through sqlx's pool, whose thread does the long
+//! work while the HTTP worker goes on with other requests. The steps are the main bound because
+//! they do not count the time the thread is descheduled: a wall-clock budget of 2 ms, tried
+//! first, interrupted reads of 1.5 ms whenever the machine was busy. Every other failure
 //! ([`Refused::Failed`]) is also answered through sqlx, so this path never decides an error.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rusqlite::types::{Null, ValueRef};
@@ -25,17 +28,20 @@ use sea_orm::{DbErr, Value};
 
 /// Idle connections kept for reuse; more are opened while more threads read at once.
 const IDLE: usize = 8;
-/// Virtual-machine steps between two looks at the clock (a few microseconds of work).
+/// Virtual-machine steps between two calls of the progress handler (a few microseconds of work).
 const STEP: i32 = 1_000;
-/// How long a statement may run on the calling thread before it is interrupted.
-const BUDGET: Duration = Duration::from_millis(2);
+/// The steps a statement may take on the calling thread, in calls of the progress handler:
+/// 200 000 steps.
+const MAX_STEPS: u32 = 200;
+/// How long a statement may take on the calling thread, whatever its steps.
+const MAX_WAIT: Duration = Duration::from_millis(20);
 /// Prepared statements cached per connection (a plan runs one to a few).
 const CACHED_STATEMENTS: usize = 64;
 
 /// Why a statement was not answered here.
 #[derive(Debug)]
 pub enum Refused {
-    /// It needed longer than [`BUDGET`].
+    /// It needed more than [`MAX_STEPS`] or [`MAX_WAIT`].
     TooLong,
     /// Anything else: the database was busy, a value of a type this path does not read, …
     Failed(String),
@@ -105,10 +111,11 @@ struct Reader {
     clock: Arc<Clock>,
 }
 
-/// When the running statement must end, in nanoseconds since `base`, and whether the progress
-/// handler ended one.
+/// The running statement's calls of the progress handler, when it must end (in nanoseconds
+/// since `base`), and whether the progress handler ended one.
 struct Clock {
     base: Instant,
+    calls: AtomicU32,
     deadline: AtomicU64,
     interrupted: AtomicBool,
 }
@@ -120,15 +127,17 @@ impl Clock {
 
     /// Starts a statement's budget.
     fn start(&self) {
-        let budget = u64::try_from(BUDGET.as_nanos()).unwrap_or(u64::MAX);
+        let budget = u64::try_from(MAX_WAIT.as_nanos()).unwrap_or(u64::MAX);
         self.interrupted.store(false, Ordering::Relaxed);
+        self.calls.store(0, Ordering::Relaxed);
         self.deadline
             .store(self.now().saturating_add(budget), Ordering::Relaxed);
     }
 
     /// The progress handler: whether to interrupt the statement.
     fn expired(&self) -> bool {
-        let expired = self.now() > self.deadline.load(Ordering::Relaxed);
+        let calls = self.calls.fetch_add(1, Ordering::Relaxed);
+        let expired = calls >= MAX_STEPS || self.now() > self.deadline.load(Ordering::Relaxed);
         if expired {
             self.interrupted.store(true, Ordering::Relaxed);
         }
@@ -167,6 +176,7 @@ impl Readers {
         conn.set_prepared_statement_cache_capacity(CACHED_STATEMENTS);
         let clock = Arc::new(Clock {
             base: Instant::now(),
+            calls: AtomicU32::new(0),
             deadline: AtomicU64::new(0),
             interrupted: AtomicBool::new(false),
         });
