@@ -24,6 +24,23 @@ async fn database() -> (TestDatabase, Db) {
     (database, db)
 }
 
+/// What a plan brings to its reads: its statement count and its fast-path state.
+#[derive(Default)]
+struct Plan {
+    counter: Counter,
+    inline: Inline,
+}
+
+impl Plan {
+    fn exec<'a>(&'a self, db: &'a Db) -> PlanExec<'a> {
+        PlanExec {
+            db,
+            counter: &self.counter,
+            inline: &self.inline,
+        }
+    }
+}
+
 fn sql(text: &str, values: Vec<Value>) -> Sql {
     let mut sql = Sql::new(Backend::Sqlite);
     let mut parts = text.split('?');
@@ -59,13 +76,9 @@ async fn plan_reads_run_on_the_calling_thread_and_see_every_committed_write() {
         "INSERT INTO t (id, n, r, b, s) VALUES ('a', 7, 1.5, 1, 'Ann'), ('b', NULL, NULL, 0, NULL)",
     )
     .await;
-    let counter = Counter::new();
-    let inline = Inline::default();
-    let exec = PlanExec {
-        db: &db,
-        counter: &counter,
-        inline: &inline,
-    };
+    let plan = Plan::default();
+    let exec = plan.exec(&db);
+    let (counter, inline) = (&plan.counter, &plan.inline);
 
     let rows = exec
         .rows(sql("SELECT id, n, r, b, s FROM t ORDER BY id", vec![]))
@@ -129,13 +142,9 @@ async fn plan_reads_run_on_the_calling_thread_and_see_every_committed_write() {
 async fn a_read_too_long_for_the_calling_thread_runs_through_the_pool_and_the_plan_backs_off() {
     let (_database, db) = database().await;
     write(&db, "INSERT INTO t (id) VALUES ('a')").await;
-    let counter = Counter::new();
-    let inline = Inline::default();
-    let exec = PlanExec {
-        db: &db,
-        counter: &counter,
-        inline: &inline,
-    };
+    let plan = Plan::default();
+    let exec = plan.exec(&db);
+    let (counter, inline) = (&plan.counter, &plan.inline);
     let long = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) \
                 SELECT COUNT(*) FROM c";
     let short = "SELECT id FROM t";
@@ -188,13 +197,9 @@ async fn what_this_path_does_not_read_is_left_to_sqlx() {
         "INSERT INTO t (id, n, r, b, s, x) VALUES ('a', 5000000000, 2, 2, 12, X'00')",
     )
     .await;
-    let counter = Counter::new();
-    let inline = Inline::default();
-    let exec = PlanExec {
-        db: &db,
-        counter: &counter,
-        inline: &inline,
-    };
+    let plan = Plan::default();
+    let exec = plan.exec(&db);
+    let (counter, inline) = (&plan.counter, &plan.inline);
     let date = sea_orm::prelude::ChronoDateTimeUtc::from_timestamp(0, 0).expect("a date");
     let rows = exec
         .rows(sql(
@@ -231,11 +236,7 @@ async fn what_this_path_does_not_read_is_left_to_sqlx() {
     assert_eq!(counter.get(), 2);
 
     let memory = Db::connect("sqlite::memory:").await.expect("connect");
-    let exec = PlanExec {
-        db: &memory,
-        counter: &counter,
-        inline: &inline,
-    };
+    let exec = plan.exec(&memory);
     let rows = exec.rows(sql("SELECT 1", vec![])).await.expect("read");
     assert!(is_sqlx(&rows) && rows.len() == 1, "{rows:?}");
 }
