@@ -209,9 +209,7 @@ pub(crate) fn compile(
         let BaseType::Named(ty) = &def.var_type.node.base else {
             return None;
         };
-        if !def.directives.is_empty()
-            || !matches!(ty.as_str(), "ID" | "String" | "Int" | "Float" | "Boolean")
-        {
+        if !def.directives.is_empty() || !is_planned_variable_type(service, ty) {
             return None;
         }
         vars.push(Var {
@@ -233,6 +231,17 @@ pub(crate) fn compile(
         roots,
         inline: Inline::default(),
     })
+}
+
+/// Whether a plan takes variables of the type named `ty`: the built-in scalars, and the
+/// `<Type>OrderBy` enums, whose arguments read a string as the executor reads the variable (its
+/// name checked against the enum's values). Input objects and project enums are left to the
+/// executor: their values would be checked only as far as a plan reads them.
+fn is_planned_variable_type(service: &ServiceMeta, ty: &str) -> bool {
+    matches!(ty, "ID" | "String" | "Int" | "Float" | "Boolean")
+        || ty
+            .strip_suffix("OrderBy")
+            .is_some_and(|model| service.models.iter().any(|m| m.name == model))
 }
 
 /// What compiling a document needs.

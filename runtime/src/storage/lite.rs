@@ -26,8 +26,10 @@ use rusqlite::types::{Null, ValueRef};
 use rusqlite::{Connection, OpenFlags};
 use sea_orm::{DbErr, Value};
 
-/// Idle connections kept for reuse; more are opened while more threads read at once.
-const IDLE: usize = 8;
+/// Idle connections kept for reuse, at least: a statement holds its connection only while it
+/// runs on its thread, so as many are in use as threads read at once (the HTTP workers, one
+/// per core). More are kept on machines with more cores ([`Readers::new`]).
+const MIN_IDLE: usize = 8;
 /// Virtual-machine steps between two calls of the progress handler (a few microseconds of work).
 const STEP: i32 = 1_000;
 /// The steps a statement may take on the calling thread, in calls of the progress handler:
@@ -149,6 +151,8 @@ impl Clock {
 pub struct Readers {
     path: PathBuf,
     idle: Mutex<Vec<Reader>>,
+    /// The most idle connections kept.
+    keep: usize,
 }
 
 impl std::fmt::Debug for Readers {
@@ -160,9 +164,11 @@ impl std::fmt::Debug for Readers {
 impl Readers {
     /// Readers of the database file at `path` (opened when first needed).
     pub fn new(path: &Path) -> Readers {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
         Readers {
             path: path.to_owned(),
             idle: Mutex::new(Vec::new()),
+            keep: MIN_IDLE.max(2 * cores),
         }
     }
 
@@ -201,7 +207,7 @@ impl Readers {
             Ok(Ok(rows)) => Ok(rows),
         };
         if let Ok(mut idle) = self.idle.lock()
-            && idle.len() < IDLE
+            && idle.len() < self.keep
         {
             idle.push(reader);
         }

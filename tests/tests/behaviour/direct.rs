@@ -150,6 +150,11 @@ db_tests! {
             ("{ allPosts(orderBy: slug_ASC) { ...F } } fragment F on Post { slug title }".into(), json!({})),
             ("{ allPosts(orderBy: slug_ASC) { id ... on Post { slug } ... { votes id } } }".into(), json!({})),
             ("query Q { ...R } fragment R on Query { allUsers(orderBy: email_ASC) { ...U posts(first: 1) { ...P } } _allPostsMeta { ...C } } fragment U on User { name email } fragment P on Post { slug } fragment C on _QueryMeta { count }".into(), json!({})),
+            // Order variables, at the root, in a relation and with a default.
+            ("query ($o: PostOrderBy) { allPosts(orderBy: $o) { slug votes } }".into(), json!({ "o": "votes_DESC" })),
+            ("query ($o: PostOrderBy) { allPosts(orderBy: $o) { slug } }".into(), json!({ "o": null })),
+            ("query ($o: PostOrderBy!, $u: UserOrderBy = email_DESC) { allUsers(orderBy: $u) { email posts(orderBy: $o) { slug } } }".into(),
+                json!({ "o": "title_ASC" })),
         ];
         for (query, variables) in cases {
             assert!(compare(srv, root, &query, variables.clone()).await, "not direct: {query} {variables}");
@@ -237,6 +242,16 @@ db_tests! {
             ("query ($n: Int) { _allPostsMeta(skip: $n) { count } }", json!({ "n": "x" })),
             ("query ($n: Int) { allUsers { _postsMeta(last: $n) { count } } }", json!({ "n": "x" })),
             ("query ($id: ID) { allUsers(filter: { id: $id }) { name } }", json!({ "id": 1.5 })),
+            // Order variables the executor refuses: no such value, another case, not a string,
+            // missing when required, another model's value; and an enum of the project.
+            ("query ($o: PostOrderBy) { allPosts(orderBy: $o) { slug } }", json!({ "o": "nope" })),
+            ("query ($o: PostOrderBy) { allPosts(orderBy: $o) { slug } }", json!({ "o": "SLUG_ASC" })),
+            ("query ($o: PostOrderBy) { allPosts(orderBy: $o) { slug } }", json!({ "o": 1 })),
+            ("query ($o: PostOrderBy) { allPosts(orderBy: $o) { slug } }", json!({ "o": ["slug_ASC"] })),
+            ("query ($o: PostOrderBy!) { allPosts(orderBy: $o) { slug } }", json!({})),
+            ("query ($o: UserOrderBy) { allUsers(orderBy: $o) { name } }", json!({ "o": "slug_ASC" })),
+            ("query ($o: PostOrderBy) { allUsers { posts(orderBy: $o) { slug } } }", json!({ "o": "email_ASC" })),
+            ("query ($s: PostStatus) { allPosts(filter: { status: $s }) { slug } }", json!({ "s": "PUBLISHED" })),
         ];
         for (query, variables) in executor {
             assert!(!compare(srv, root, query, variables.clone()).await, "direct: {query} {variables}");
