@@ -19,7 +19,7 @@ pub use crate::__enum_conversions as enum_conversions;
 pub use crate::api::{Ops, relation_field, relation_fields};
 pub use crate::cli::ServiceDef;
 pub use crate::meta::{
-    ExistsCall, FieldMeta, Kind, Lit, MigrationHint, ModelMeta, Operation, PermValue,
+    EnumMeta, ExistsCall, FieldMeta, Kind, Lit, MigrationHint, ModelMeta, Operation, PermValue,
     PermissionMeta, PermissionQuery, PermissionTarget, RelFieldMeta, RelationMeta, ServiceMeta,
     VarSource,
 };

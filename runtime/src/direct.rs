@@ -101,6 +101,12 @@ pub(crate) struct Plan {
 struct Var {
     name: Name,
     default: Option<Value>,
+    /// For a variable of a project enum: the enum's values, which a value given in the request
+    /// must name (the arguments' parser takes any string there; validation does not).
+    values: Option<&'static [&'static str]>,
+    /// Whether its type is non-null: a `null` given for it is an error the executor reports
+    /// (the arguments' parsers would read it as an absent or null argument).
+    required: bool,
 }
 
 /// A field with the text its value follows in the response (`"key":`).
@@ -209,12 +215,14 @@ pub(crate) fn compile(
         let BaseType::Named(ty) = &def.var_type.node.base else {
             return None;
         };
-        if !def.directives.is_empty() || !is_planned_variable_type(service, ty) {
+        if !def.directives.is_empty() {
             return None;
         }
         vars.push(Var {
             name: def.name.node.clone(),
             default: def.default_value().cloned(),
+            values: planned_variable_type(service, ty)?,
+            required: !def.var_type.node.nullable,
         });
     }
     let cx = Compile {
@@ -233,15 +241,24 @@ pub(crate) fn compile(
     })
 }
 
-/// Whether a plan takes variables of the type named `ty`: the built-in scalars, and the
-/// `<Type>OrderBy` enums, whose arguments read a string as the executor reads the variable (its
-/// name checked against the enum's values). Input objects and project enums are left to the
-/// executor: their values would be checked only as far as a plan reads them.
-fn is_planned_variable_type(service: &ServiceMeta, ty: &str) -> bool {
-    matches!(ty, "ID" | "String" | "Int" | "Float" | "Boolean")
+/// Whether a plan takes variables of the type named `ty` (`None` when not), and for a project
+/// enum the values a variable's value must name. The built-in scalars and the `<Type>OrderBy`
+/// enums need no check of their own: the arguments' parsers read them as validation does (an
+/// order's name is checked against the enum's values). Input objects are left to the executor:
+/// their values would be checked only as far as a plan reads them.
+fn planned_variable_type(
+    service: &ServiceMeta,
+    ty: &str,
+) -> Option<Option<&'static [&'static str]>> {
+    if matches!(ty, "ID" | "String" | "Int" | "Float" | "Boolean")
         || ty
             .strip_suffix("OrderBy")
             .is_some_and(|model| service.models.iter().any(|m| m.name == model))
+    {
+        return Some(None);
+    }
+    let e = service.enums.iter().find(|e| e.name == ty)?;
+    Some(Some(e.values))
 }
 
 /// What compiling a document needs.
@@ -573,11 +590,22 @@ impl Run<'_> {
             .map(|(name, value)| {
                 let value = value.clone().into_const_with(|var| {
                     let def = self.plan.vars.iter().find(|v| v.name == var).ok_or(())?;
-                    self.variables
-                        .get(&var)
-                        .or(def.default.as_ref())
-                        .cloned()
-                        .ok_or(())
+                    let given = self.variables.get(&var);
+                    if def.required && given == Some(&Value::Null) {
+                        return Err(());
+                    }
+                    if let (Some(values), Some(given)) = (def.values, given) {
+                        let name = match given {
+                            Value::Null => None,
+                            Value::String(s) => Some(s.as_str()),
+                            Value::Enum(n) => Some(n.as_str()),
+                            _ => return Err(()),
+                        };
+                        if name.is_some_and(|n| !values.contains(&n)) {
+                            return Err(());
+                        }
+                    }
+                    given.or(def.default.as_ref()).cloned().ok_or(())
                 });
                 value.ok().map(|v| (name.clone(), v))
             })

@@ -289,6 +289,15 @@ pub struct ServiceMeta {
     /// The temporary migration directives of the model (`@rename`, `@relation(oldName:)`,
     /// `@migrationValue`), read by [`crate::migrate`].
     pub migration_hints: &'static [MigrationHint],
+    /// The project enums.
+    pub enums: &'static [EnumMeta],
+}
+
+/// A project enum: its GraphQL name and its values.
+#[derive(Debug)]
+pub struct EnumMeta {
+    pub name: &'static str,
+    pub values: &'static [&'static str],
 }
 
 /// One temporary migration directive.

@@ -36,6 +36,10 @@ pub(super) fn emit(model: &Model) -> TokenStream {
     let root_tokens = &model.root_tokens;
     let permissions = super::permissions::table(model);
     let hints = migration_hints(model);
+    let enums = model.enums.iter().map(|e| {
+        let (name, values) = (&e.name, &e.values);
+        quote!(#rt::EnumMeta { name: #name, values: &[#(#values),*] })
+    });
     quote! {
         #[doc(hidden)]
         pub static __SERVICE_META: #rt::ServiceMeta = #rt::ServiceMeta {
@@ -45,6 +49,7 @@ pub(super) fn emit(model: &Model) -> TokenStream {
             root_tokens: &[#(#root_tokens),*],
             permissions: #permissions,
             migration_hints: &[#(#hints),*],
+            enums: &[#(#enums),*],
         };
 
         /// The service: run it with `svc_runtime::run::<Service>()`.

@@ -412,6 +412,7 @@ mod tests {
             root_tokens: &[],
             permissions,
             migration_hints: &[],
+            enums: &[],
         }
     }
 
