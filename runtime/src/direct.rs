@@ -101,12 +101,32 @@ pub(crate) struct Plan {
 struct Var {
     name: Name,
     default: Option<Value>,
-    /// For a variable of a project enum: the enum's values, which a value given in the request
-    /// must name (the arguments' parser takes any string there; validation does not).
-    values: Option<&'static [&'static str]>,
+    /// The type of its value (of its items, for a list).
+    ty: VarType,
     /// Whether its type is non-null: a `null` given for it is an error the executor reports
     /// (the arguments' parsers would read it as an absent or null argument).
     required: bool,
+    /// For a list variable (`[T]`, `[T!]`), whether its items are non-null; `None` for one
+    /// value.
+    items: Option<bool>,
+}
+
+impl Var {
+    /// Whether `given`, the value the request gives, is one validation takes: not `null` when
+    /// the type is non-null, a list (of non-null items when they are) for a list type, and
+    /// values of the type ([`VarType::accepts`]). A single value for a list type, which
+    /// validation would take as a list of one, is left to the executor.
+    fn accepts(&self, given: &Value) -> bool {
+        let one = |value: &Value| *value == Value::Null || self.ty.accepts(value);
+        match (given, self.items) {
+            (Value::Null, _) => !self.required,
+            (Value::List(list), Some(required)) => list
+                .iter()
+                .all(|item| !(required && *item == Value::Null) && one(item)),
+            (_, Some(_)) => false,
+            (value, None) => one(value),
+        }
+    }
 }
 
 /// A field with the text its value follows in the response (`"key":`).
@@ -212,8 +232,12 @@ pub(crate) fn compile(
     let mut vars = Vec::new();
     for def in &op.variable_definitions {
         let def = &def.node;
-        let BaseType::Named(ty) = &def.var_type.node.base else {
-            return None;
+        let (ty, items) = match &def.var_type.node.base {
+            BaseType::Named(ty) => (ty, None),
+            BaseType::List(inner) => match &inner.base {
+                BaseType::Named(ty) => (ty, Some(!inner.nullable)),
+                BaseType::List(_) => return None,
+            },
         };
         if !def.directives.is_empty() {
             return None;
@@ -221,8 +245,9 @@ pub(crate) fn compile(
         vars.push(Var {
             name: def.name.node.clone(),
             default: def.default_value().cloned(),
-            values: planned_variable_type(service, ty)?,
+            ty: var_type(service, ty)?,
             required: !def.var_type.node.nullable,
+            items,
         });
     }
     let cx = Compile {
@@ -241,24 +266,58 @@ pub(crate) fn compile(
     })
 }
 
-/// Whether a plan takes variables of the type named `ty` (`None` when not), and for a project
-/// enum the values a variable's value must name. The built-in scalars and the `<Type>OrderBy`
-/// enums need no check of their own: the arguments' parsers read them as validation does (an
-/// order's name is checked against the enum's values). Input objects are left to the executor:
-/// their values would be checked only as far as a plan reads them.
-fn planned_variable_type(
-    service: &ServiceMeta,
-    ty: &str,
-) -> Option<Option<&'static [&'static str]>> {
-    if matches!(ty, "ID" | "String" | "Int" | "Float" | "Boolean")
-        || ty
-            .strip_suffix("OrderBy")
-            .is_some_and(|model| service.models.iter().any(|m| m.name == model))
-    {
-        return Some(None);
+/// The type of a variable's value that a plan takes.
+#[derive(Debug, Clone, Copy)]
+enum VarType {
+    Id,
+    String,
+    Int,
+    Float,
+    Boolean,
+    /// A `<Type>OrderBy` enum: its parser checks the name against the enum's values.
+    Order,
+    /// A project enum and its values.
+    Enum(&'static [&'static str]),
+}
+
+impl VarType {
+    /// Whether `value` (not `null`) is one of this type, as validation coerces a variable's
+    /// value: the arguments' parsers take some values validation refuses (a string among the
+    /// items of an `Int` list, any string for an enum, a list or an object for a string).
+    fn accepts(self, value: &Value) -> bool {
+        match (self, value) {
+            (VarType::Id, Value::String(_)) | (VarType::String, Value::String(_)) => true,
+            (VarType::Id, Value::Number(n)) => n.is_i64() || n.is_u64(),
+            (VarType::Int, Value::Number(n)) => {
+                n.as_i64().is_some_and(|i| i32::try_from(i).is_ok())
+            }
+            (VarType::Float, Value::Number(_)) | (VarType::Boolean, Value::Boolean(_)) => true,
+            (VarType::Order, Value::String(_) | Value::Enum(_)) => true,
+            (VarType::Enum(values), Value::String(s)) => values.contains(&s.as_str()),
+            (VarType::Enum(values), Value::Enum(n)) => values.contains(&n.as_str()),
+            _ => false,
+        }
     }
-    let e = service.enums.iter().find(|e| e.name == ty)?;
-    Some(Some(e.values))
+}
+
+/// The type of variables named `ty` if a plan takes them: the built-in scalars, the
+/// `<Type>OrderBy` enums and the project enums. Input objects are left to the executor: their
+/// values would be checked only as far as a plan reads them.
+fn var_type(service: &ServiceMeta, ty: &str) -> Option<VarType> {
+    Some(match ty {
+        "ID" => VarType::Id,
+        "String" => VarType::String,
+        "Int" => VarType::Int,
+        "Float" => VarType::Float,
+        "Boolean" => VarType::Boolean,
+        _ if ty
+            .strip_suffix("OrderBy")
+            .is_some_and(|model| service.models.iter().any(|m| m.name == model)) =>
+        {
+            VarType::Order
+        }
+        _ => VarType::Enum(service.enums.iter().find(|e| e.name == ty)?.values),
+    })
 }
 
 /// What compiling a document needs.
@@ -591,19 +650,8 @@ impl Run<'_> {
                 let value = value.clone().into_const_with(|var| {
                     let def = self.plan.vars.iter().find(|v| v.name == var).ok_or(())?;
                     let given = self.variables.get(&var);
-                    if def.required && given == Some(&Value::Null) {
+                    if given.is_some_and(|given| !def.accepts(given)) {
                         return Err(());
-                    }
-                    if let (Some(values), Some(given)) = (def.values, given) {
-                        let name = match given {
-                            Value::Null => None,
-                            Value::String(s) => Some(s.as_str()),
-                            Value::Enum(n) => Some(n.as_str()),
-                            _ => return Err(()),
-                        };
-                        if name.is_some_and(|n| !values.contains(&n)) {
-                            return Err(());
-                        }
                     }
                     given.or(def.default.as_ref()).cloned().ok_or(())
                 });

@@ -248,8 +248,6 @@ db_tests! {
             ("query ($n: Int) { _allPostsMeta(skip: $n) { count } }", json!({ "n": "x" })),
             ("query ($n: Int) { allUsers { _postsMeta(last: $n) { count } } }", json!({ "n": "x" })),
             ("query ($id: ID) { allUsers(filter: { id: $id }) { name } }", json!({ "id": 1.5 })),
-            // Variables of list types.
-            ("query ($s: [PostStatus!]) { allPosts(filter: { status_in: $s }) { slug } }", json!({ "s": ["PUBLISHED"] })),
         ];
         for (query, variables) in executor {
             assert!(!compare(srv, root, query, variables.clone()).await, "direct: {query} {variables}");
@@ -283,7 +281,9 @@ db_tests! {
             ("query ($n: Int!) { allPosts(first: $n) { slug } }", json!({ "n": 1 }),
                 vec![json!({}), json!({ "n": null })]),
             ("query ($t: String!) { allPosts(filter: { title: $t }) { slug } }", json!({ "t": "Second" }),
-                vec![json!({ "t": null }), json!({ "t": 1 })]),
+                vec![json!({ "t": null }), json!({ "t": 1 }), json!({ "t": ["Second"] }), json!({ "t": { "a": 1 } })]),
+            ("query ($t: String) { allUsers(orderBy: email_ASC) { posts(filter: { title_contains: $t }) { slug } } }", json!({ "t": "o" }),
+                vec![json!({ "t": ["o"] }), json!({ "t": 2 })]),
             ("query ($s: String, $x: ID) { Post(slug: $s, externalId: $x) { slug } }", json!({ "s": "p1", "x": "ext-1" }),
                 vec![json!({ "s": "p1", "x": true })]),
             ("query ($o: PostOrderBy) { allPosts(orderBy: $o) { slug } }", json!({ "o": "slug_ASC" }),
@@ -302,6 +302,16 @@ db_tests! {
                 vec![json!({ "s": "ADMIN" })]),
             ("query ($r: Role) { allUsers(filter: { role: $r }, orderBy: email_ASC) { name } }", json!({ "r": "ADMIN" }),
                 vec![json!({ "r": "PUBLISHED" })]),
+            // List variables: a null item where items are non-null, an item of another type,
+            // a single value (validation takes it as a list of one), a list of lists.
+            ("query ($s: [String!]) { allPosts(filter: { slug_in: $s }, orderBy: slug_ASC) { slug } }", json!({ "s": ["p1", "p3"] }),
+                vec![json!({ "s": ["p1", null] }), json!({ "s": [1] }), json!({ "s": "p1" }), json!({ "s": [["p1"]] }), json!({ "s": { "a": 1 } })]),
+            ("query ($v: [Int!]) { allPosts(filter: { votes_in: $v }, orderBy: slug_ASC) { slug } }", json!({ "v": [3, 7] }),
+                vec![json!({ "v": [1.5] }), json!({ "v": ["x"] }), json!({ "v": [3_000_000_000_i64] })]),
+            ("query ($s: [PostStatus!]!) { allPosts(filter: { status_in: $s }, orderBy: slug_ASC) { slug } }", json!({ "s": ["DRAFT", "PUBLISHED"] }),
+                vec![json!({ "s": ["NOPE"] }), json!({ "s": null }), json!({ "s": [null] }), json!({}), json!({ "s": "DRAFT" })]),
+            ("query ($s: [PostStatus!]) { allUsers(orderBy: email_ASC) { posts(filter: { status_not_in: $s }) { slug } } }", json!({ "s": [] }),
+                vec![json!({ "s": ["draft"] })]),
         ];
         for (query, good, bad) in cases {
             assert!(compare(srv, root, query, good.clone()).await, "not direct: {query} {good}");
