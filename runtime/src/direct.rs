@@ -36,7 +36,7 @@ use async_graphql::{Name, Pos, Positioned, Value, Variables};
 use crate::api::value_of;
 use crate::auth::Principal;
 use crate::meta::{FieldMeta, Kind, ModelMeta, ServiceMeta};
-use crate::read::{Page, count_sql, find_row_sql, push_page, push_select_columns};
+use crate::read::{Page, count_sql, count_to_i32, find_row_sql, push_page, push_select_columns};
 use crate::record::Column;
 use crate::related::RelLoaders;
 use crate::state::State;
@@ -281,9 +281,10 @@ enum VarType {
 }
 
 impl VarType {
-    /// Whether `value` (not `null`) is one of this type, as validation coerces a variable's
-    /// value: the arguments' parsers take some values validation refuses (a string among the
-    /// items of an `Int` list, any string for an enum, a list or an object for a string).
+    /// Whether `value` (not `null`, read from the request's JSON, so never an enum literal) is
+    /// one of this type, as validation coerces a variable's value: the arguments' parsers take
+    /// some values validation refuses (a string among the items of an `Int` list, any string
+    /// for an enum, a list or an object for a string).
     fn accepts(self, value: &Value) -> bool {
         match (self, value) {
             (VarType::Id, Value::String(_)) | (VarType::String, Value::String(_)) => true,
@@ -292,9 +293,8 @@ impl VarType {
                 n.as_i64().is_some_and(|i| i32::try_from(i).is_ok())
             }
             (VarType::Float, Value::Number(_)) | (VarType::Boolean, Value::Boolean(_)) => true,
-            (VarType::Order, Value::String(_) | Value::Enum(_)) => true,
+            (VarType::Order, Value::String(_)) => true,
             (VarType::Enum(values), Value::String(s)) => values.contains(&s.as_str()),
-            (VarType::Enum(values), Value::Enum(n)) => values.contains(&n.as_str()),
             _ => false,
         }
     }
@@ -599,7 +599,7 @@ impl Run<'_> {
                         Some(row) => row.int64(0).ok()??,
                         None => 0,
                     };
-                    write_count(&mut out, fields, i32::try_from(count).unwrap_or(i32::MAX));
+                    write_count(&mut out, fields, count_to_i32(count));
                 }
             }
         }
@@ -691,9 +691,7 @@ impl Run<'_> {
             .into_iter()
             .find_map(|(f, v)| v.filter(|v| !v.is_null()).map(|v| (f, v)))?;
         let sql = find_row_sql(self.backend(), meta, field, &val, Some(&object.columns));
-        let mut rows = self.exec().rows(sql).await.ok()?;
-        rows.truncate(1);
-        Some(rows)
+        self.exec().rows(sql).await.ok()
     }
 
     /// Reads what the relation fields of `object` need for `rows`, one statement per relation

@@ -440,17 +440,19 @@ pub(crate) fn push_order_by(
     key: impl Fn(&mut Sql, usize, usize),
 ) {
     sql.push(" ORDER BY ");
-    let mut i = 0;
-    sql.join(&order.0, ", ", |s, &(field, desc)| {
-        key(s, i, field);
-        i += 1;
-        s.push(match (desc, field == meta.id) {
-            (false, true) => " ASC",
-            (true, true) => " DESC",
-            (false, false) => " ASC NULLS FIRST",
-            (true, false) => " DESC NULLS LAST",
-        });
-    });
+    sql.join(
+        order.0.iter().enumerate(),
+        ", ",
+        |s, (i, &(field, desc))| {
+            key(s, i, field);
+            s.push(match (desc, field == meta.id) {
+                (false, true) => " ASC",
+                (true, true) => " DESC",
+                (false, false) => " ASC NULLS FIRST",
+                (true, false) => " DESC NULLS LAST",
+            });
+        },
+    );
 }
 
 /// Appends ` AND <row comes after (or before) the cursor node in `order`>`: the order keys are
@@ -540,7 +542,12 @@ pub(crate) async fn count_rows<C: ConnectionTrait>(
         Some(row) => row.try_get_by_index(0)?,
         None => 0,
     };
-    Ok(i32::try_from(count).unwrap_or(i32::MAX))
+    Ok(count_to_i32(count))
+}
+
+/// A row count as the API's `Int` reports it (capped at its largest value).
+pub(crate) fn count_to_i32(count: i64) -> i32 {
+    i32::try_from(count).unwrap_or(i32::MAX)
 }
 
 /// `SELECT COUNT(*)` of the rows of `meta`'s table that match `filter`.

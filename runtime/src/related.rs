@@ -24,8 +24,8 @@ use crate::meta::{ModelMeta, PermissionQuery, RelFieldMeta};
 use crate::permissions::eval;
 use crate::permissions::read::{ReadChecks, binder};
 use crate::read::{
-    ListArgs, Page, QueryMeta, key_column, push_order_by, push_order_keys, push_order_with_id,
-    push_some_columns, read_flags,
+    ListArgs, Page, QueryMeta, count_to_i32, key_column, push_order_by, push_order_keys,
+    push_order_with_id, push_some_columns, read_flags,
 };
 use crate::record::Record;
 use crate::state::State;
@@ -471,7 +471,7 @@ fn by_parent_count<R: Cells>(rows: Vec<R>) -> ApiResult<HashMap<String, i32>> {
         let (Some(parent), Some(count)) = (row.string(0)?, row.int64(1)?) else {
             return Err(DbErr::Type("a relation count without its parent".into()).into());
         };
-        out.insert(parent, i32::try_from(count).unwrap_or(i32::MAX));
+        out.insert(parent, count_to_i32(count));
     }
     Ok(out)
 }

@@ -22,9 +22,12 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use chrono::{DateTime, Utc};
 use rusqlite::types::{Null, ValueRef};
 use rusqlite::{Connection, OpenFlags};
 use sea_orm::{DbErr, Value};
+
+use super::{Backend, Cells, parse_stored_datetime};
 
 /// Idle connections kept for reuse, at least: a statement holds its connection only while it
 /// runs on its thread, so as many are in use as threads read at once (the HTTP workers, one
@@ -77,33 +80,44 @@ impl LiteRow {
             .copied()
             .ok_or_else(|| DbErr::Type(format!("no column {idx}")))
     }
+}
 
-    /// The text at `idx`; an integer, real or blob there is an error (as sqlx's decoder has it).
-    pub fn text(&self, idx: usize) -> Result<Option<&str>, DbErr> {
+/// What sqlx's SQLite decoders accept, read strictly: an integer for `Int` and `Boolean`, a
+/// real for `Float` (a `REAL` column always yields reals, so an integer is refused rather than
+/// converted), text for the rest. Anything else is an error, and the plan leaves the request to
+/// the executor.
+impl Cells for LiteRow {
+    fn text(&self, idx: usize) -> Result<Option<&str>, DbErr> {
         match self.cell(idx)? {
             Cell::Null => Ok(None),
             Cell::Text(from, to) => Ok(self.text.get(from as usize..to as usize)),
             _ => Err(mismatch(idx, "text")),
         }
     }
-
-    /// The integer at `idx`.
-    pub fn int64(&self, idx: usize) -> Result<Option<i64>, DbErr> {
+    fn int(&self, idx: usize) -> Result<Option<i32>, DbErr> {
+        self.int64(idx)?
+            .map(|v| i32::try_from(v).map_err(|e| DbErr::Type(e.to_string())))
+            .transpose()
+    }
+    fn int64(&self, idx: usize) -> Result<Option<i64>, DbErr> {
         match self.cell(idx)? {
             Cell::Null => Ok(None),
             Cell::Int(v) => Ok(Some(v)),
             _ => Err(mismatch(idx, "integer")),
         }
     }
-
-    /// The real at `idx`. An integer there is refused rather than converted: a `REAL` column
-    /// always yields reals.
-    pub fn real(&self, idx: usize) -> Result<Option<f64>, DbErr> {
+    fn float(&self, idx: usize) -> Result<Option<f64>, DbErr> {
         match self.cell(idx)? {
             Cell::Null => Ok(None),
             Cell::Real(v) => Ok(Some(v)),
             _ => Err(mismatch(idx, "real")),
         }
+    }
+    fn boolean(&self, idx: usize) -> Result<Option<bool>, DbErr> {
+        Ok(self.int64(idx)?.map(|v| v != 0))
+    }
+    fn datetime(&self, idx: usize, _: Backend) -> Result<Option<DateTime<Utc>>, DbErr> {
+        self.text(idx)?.map(parse_stored_datetime).transpose()
     }
 }
 

@@ -3,9 +3,9 @@
 //! SQLite (the embedded default) and PostgreSQL are both first-class. SQLite runs in WAL mode with
 //! a pool of reader connections and a single writer connection, so writes queue in the process
 //! instead of failing with `SQLITE_BUSY`; compiled plans read through read-only connections of
-//! their own, on the calling thread (`lite.rs`, through [`PlanExec`]). PostgreSQL runs single statements, reads and writes, on
-//! connections kept outside sqlx's pool, so that each costs one round trip (`pg.rs`), and
-//! transactions on a pool. Every statement goes through [`Exec`], which counts statements per
+//! their own, on the calling thread (`lite.rs`, through [`PlanExec`]). PostgreSQL runs single
+//! statements, reads and writes, on connections kept outside sqlx's pool, so that each costs one
+//! round trip (`pg.rs`), and transactions on a pool. Every statement goes through [`Exec`], which counts statements per
 //! request (the count is reported in a response header and used by tests that guard against N+1
 //! queries).
 
@@ -407,82 +407,40 @@ impl Cells for QueryResult {
     }
 }
 
-/// What sqlx's SQLite decoders accept, read strictly: an integer for `Int` and `Boolean`, a
-/// real for `Float`, text for the rest. Anything else is an error, and the plan leaves the
-/// request to the executor.
-impl Cells for lite::LiteRow {
-    fn text(&self, idx: usize) -> Result<Option<&str>, DbErr> {
-        lite::LiteRow::text(self, idx)
-    }
-    fn int(&self, idx: usize) -> Result<Option<i32>, DbErr> {
-        self.int64(idx)?
-            .map(|v| i32::try_from(v).map_err(|e| DbErr::Type(e.to_string())))
-            .transpose()
-    }
-    fn int64(&self, idx: usize) -> Result<Option<i64>, DbErr> {
-        lite::LiteRow::int64(self, idx)
-    }
-    fn float(&self, idx: usize) -> Result<Option<f64>, DbErr> {
-        self.real(idx)
-    }
-    fn boolean(&self, idx: usize) -> Result<Option<bool>, DbErr> {
-        Ok(self.int64(idx)?.map(|v| v != 0))
-    }
-    fn datetime(
-        &self,
-        idx: usize,
-        _: Backend,
-    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbErr> {
-        self.text(idx)?.map(parse_stored_datetime).transpose()
+impl Row {
+    fn cells(&self) -> &dyn Cells {
+        match self {
+            Row::Orm(r) => r,
+            Row::Lite(r) => r,
+        }
     }
 }
 
 impl Cells for Row {
     fn text(&self, idx: usize) -> Result<Option<&str>, DbErr> {
-        match self {
-            Row::Orm(r) => r.text(idx),
-            Row::Lite(r) => Cells::text(r, idx),
-        }
+        self.cells().text(idx)
     }
     fn string(&self, idx: usize) -> Result<Option<String>, DbErr> {
-        match self {
-            Row::Orm(r) => r.string(idx),
-            Row::Lite(r) => r.string(idx),
-        }
+        self.cells().string(idx)
     }
     fn int(&self, idx: usize) -> Result<Option<i32>, DbErr> {
-        match self {
-            Row::Orm(r) => r.int(idx),
-            Row::Lite(r) => r.int(idx),
-        }
+        self.cells().int(idx)
     }
     fn int64(&self, idx: usize) -> Result<Option<i64>, DbErr> {
-        match self {
-            Row::Orm(r) => Cells::int64(r, idx),
-            Row::Lite(r) => Cells::int64(r, idx),
-        }
+        self.cells().int64(idx)
     }
     fn float(&self, idx: usize) -> Result<Option<f64>, DbErr> {
-        match self {
-            Row::Orm(r) => r.float(idx),
-            Row::Lite(r) => r.float(idx),
-        }
+        self.cells().float(idx)
     }
     fn boolean(&self, idx: usize) -> Result<Option<bool>, DbErr> {
-        match self {
-            Row::Orm(r) => r.boolean(idx),
-            Row::Lite(r) => r.boolean(idx),
-        }
+        self.cells().boolean(idx)
     }
     fn datetime(
         &self,
         idx: usize,
         backend: Backend,
     ) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbErr> {
-        match self {
-            Row::Orm(r) => r.datetime(idx, backend),
-            Row::Lite(r) => r.datetime(idx, backend),
-        }
+        self.cells().datetime(idx, backend)
     }
 }
 
