@@ -80,6 +80,11 @@ impl Order {
         self.0.len()
     }
 
+    /// Whether the order is by the id alone (the id is always the last key).
+    pub(crate) fn by_id_only(&self) -> bool {
+        self.0.len() == 1
+    }
+
     /// Keys in the order given (a repeated field counts once), then `id` as the tie-break in the
     /// direction of the first key; without keys, `id` ascending.
     pub(crate) fn new(meta: &ModelMeta, given: impl IntoIterator<Item = (usize, bool)>) -> Order {
@@ -175,6 +180,11 @@ impl Page {
     /// How many rows to take after `skip`.
     pub(crate) fn limit(&self) -> i32 {
         self.first.or(self.last).unwrap_or(MAX_NODES)
+    }
+
+    /// Whether the page has a filter or a cursor (what [`Self::push_conditions`] writes).
+    pub(crate) fn has_conditions(&self) -> bool {
+        self.filter.is_some() || self.after.is_some() || self.before.is_some()
     }
 
     /// Appends the filter and the cursor conditions over `alias` (to follow a ` WHERE `).
@@ -356,8 +366,13 @@ pub(crate) fn push_page(sql: &mut Sql, meta: &ModelMeta, alias: &str, page: &Pag
     sql.push(" WHERE ");
     page.push_conditions(sql, meta, alias);
     push_order(sql, meta, alias, &page.read_order());
+    push_limit(sql, page);
+}
+
+/// Appends ` LIMIT … [OFFSET …]`: the rows of `page` after its skip.
+pub(crate) fn push_limit(sql: &mut Sql, page: &Page) {
     sql.push(" LIMIT ").push(&page.limit().to_string());
-    if let Some(skip) = page.skip {
+    if let Some(skip) = page.skip.filter(|&skip| skip > 0) {
         sql.push(" OFFSET ").push(&skip.to_string());
     }
 }
