@@ -42,6 +42,11 @@ const TEMPLATES: &[(&str, &str, &str)] = &[
         ".gitignore",
         include_str!("../templates/gitignore.hbs"),
     ),
+    (
+        "cargo-config.toml",
+        ".cargo/config.toml",
+        include_str!("../templates/cargo-config.toml.hbs"),
+    ),
 ];
 
 /// The directory this CLI was built from, when it still exists: then the new service depends on
@@ -195,6 +200,27 @@ mod tests {
         assert!(check_name("9lives").is_err());
         assert!(check_name("a b").is_err());
         assert_eq!(name_from_dir(Path::new("/tmp/My Shop")).unwrap(), "my-shop");
+    }
+
+    /// The line of a cargo configuration that sets `LIBSQLITE3_FLAGS`.
+    fn sqlite_flags(config: &str) -> Option<&str> {
+        config
+            .lines()
+            .find(|line| line.starts_with("LIBSQLITE3_FLAGS"))
+    }
+
+    /// A new service compiles SQLite as the workspace does, so its build shares the workspace's
+    /// (a different `LIBSQLITE3_FLAGS` rebuilds libsqlite3-sys and all that depends on it).
+    #[test]
+    fn services_build_sqlite_like_the_workspace() {
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cargo/config.toml");
+        let workspace = std::fs::read_to_string(&workspace).expect("the workspace's config");
+        let (_, _, template) = TEMPLATES
+            .iter()
+            .find(|(name, _, _)| *name == "cargo-config.toml")
+            .expect("the template");
+        assert!(sqlite_flags(template).is_some());
+        assert_eq!(sqlite_flags(template), sqlite_flags(&workspace));
     }
 
     #[test]

@@ -29,7 +29,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Create a new service crate in DIR (Cargo.toml, build.rs, src/, svc.yml, types.graphql).
+    /// Create a new service crate in DIR (Cargo.toml, build.rs, src/, svc.yml, types.graphql,
+    /// .cargo/config.toml).
     Init {
         /// Directory to create; it must not exist or be empty.
         dir: PathBuf,

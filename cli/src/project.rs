@@ -90,7 +90,9 @@ impl Service {
     /// `cargo build` of the service (its output goes to the terminal's stderr).
     pub fn build(&self) -> Result<(), String> {
         eprintln!("Building the service…");
+        // From the service's directory, so that cargo reads its `.cargo/config.toml`.
         let status = cargo()
+            .current_dir(&self.dir)
             .arg("build")
             .arg("--manifest-path")
             .arg(self.dir.join("Cargo.toml"))

@@ -170,6 +170,7 @@ fn story(name: &str, database_url: Option<&str>) {
         "svc.yml",
         "types.graphql",
         ".gitignore",
+        ".cargo/config.toml",
     ] {
         assert!(dir.join(file).is_file(), "`svc init` wrote no `{file}`");
     }
