@@ -10,7 +10,7 @@
 //! how many statements a request costs. Pagination is applied in SQL per parent with a window
 //! function.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use async_graphql::Context;
@@ -176,21 +176,22 @@ impl RelLoaders {
             pending.led = false;
             std::mem::take(&mut pending.waiters)
         };
-        let mut groups: BTreeMap<String, (Arc<RelQuery>, Vec<String>)> = BTreeMap::new();
+        // Each group's parents in the order they came, each once.
+        let mut groups: BTreeMap<&str, (&Arc<RelQuery>, Vec<&str>)> = BTreeMap::new();
+        let mut seen: HashSet<(&str, &str)> = HashSet::with_capacity(waiters.len());
         for w in &waiters {
-            let group = groups
-                .entry(w.query.canon.clone())
-                .or_insert_with(|| (w.query.clone(), Vec::new()));
-            if !group.1.contains(&w.parent) {
-                group.1.push(w.parent.clone());
+            let (_, parents) = groups
+                .entry(&w.query.canon)
+                .or_insert_with(|| (&w.query, Vec::new()));
+            if seen.insert((&w.query.canon, &w.parent)) {
+                parents.push(&w.parent);
             }
         }
         let mut results: HashMap<String, Result<HashMap<String, Loaded>, async_graphql::Error>> =
             HashMap::new();
         for (canon, (query, parents)) in groups {
-            let parents: Vec<&str> = parents.iter().map(String::as_str).collect();
-            let result = self.run(&query, &parents).await.map_err(Into::into);
-            results.insert(canon, result);
+            let result = self.run(query, &parents).await.map_err(Into::into);
+            results.insert(canon.to_owned(), result);
         }
         for w in waiters {
             let reply =
