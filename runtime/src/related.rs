@@ -7,8 +7,7 @@
 //! leads it: the task yields to the executor until a whole round adds no more keys (by then every
 //! sibling resolver of the same selection, running on the same worker thread, has enqueued its
 //! key), then runs one statement per distinct query and hands every waiter its rows. No timer is involved, so how fast the machine is does not change
-//! how many statements a request costs. Pagination is applied in SQL per parent with a window
-//! function.
+//! how many statements a request costs. Pagination is applied in SQL, per parent.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -292,7 +291,7 @@ impl RelLoaders {
     ) -> ApiResult<(Sql, usize, usize)> {
         let target = field.target;
         // PostgreSQL: SELECT s.* FROM (SELECT q.* FROM <parents> AS p CROSS JOIN LATERAL (SELECT
-        // <cols>, j.own AS __p, <order keys> AS __k0, … FROM … WHERE j.own = p.v ORDER BY …
+        // <cols>, j.own AS __p, <order keys> AS __k0, … FROM … WHERE j.own = p.value ORDER BY …
         // LIMIT limit OFFSET skip) AS q) AS s ORDER BY __k0, …
         //
         // SQLite (no LATERAL): SELECT s.* FROM (SELECT <cols>, p.value AS __p, <order keys> AS
@@ -338,7 +337,7 @@ impl RelLoaders {
                 sql.push(", ").col("j", field.own).push(" AS \"__p\"");
                 push_order_keys(&mut sql, target, "t0", &order, ("j", field.other));
                 push_join_from(&mut sql, field);
-                sql.push(" = p.\"v\" AND ");
+                sql.push(" = p.\"value\" AND ");
                 page.push_conditions(&mut sql, target, "t0");
                 push_order_with_id(&mut sql, target, "t0", &order, ("j", field.other));
                 push_limit(&mut sql, page);
@@ -349,11 +348,9 @@ impl RelLoaders {
                 push_some_columns(&mut sql, target, "t0", columns);
                 sql.push(", p.\"value\" AS \"__p\"");
                 push_order_keys(&mut sql, target, "t0", &order, ("t0", id));
-                sql.push(" FROM json_each(")
-                    .bind(sea_orm::Value::String(Some(id_array(
-                        parents.iter().copied(),
-                    ))))
-                    .push(") AS p JOIN ")
+                sql.push(" FROM ");
+                push_parents(&mut sql, parents);
+                sql.push(" JOIN ")
                     .ident(target.table)
                     .push(" AS t0 ON ")
                     .col("t0", id)
@@ -395,10 +392,9 @@ impl RelLoaders {
                 .col("s", id);
         }
         push_order_by(&mut sql, target, &order, |s, i, _| key_column(s, i));
-        let extra = order.key_count();
         let parent_col = columns.map_or(target.fields.len(), <[usize]>::len);
         // The flags follow `__p` and the order keys.
-        Ok((sql, parent_col, parent_col + 1 + extra))
+        Ok((sql, parent_col, parent_col + 1 + order.key_count()))
     }
 
     /// How many related nodes match `filter`, for every parent in `parents` that has any.
@@ -439,9 +435,9 @@ impl RelLoaders {
         };
         if sql.backend() == Backend::Postgres {
             // A count per parent, for the reason given in `run_page`.
-            sql.push("SELECT p.\"v\", (SELECT COUNT(*)");
+            sql.push("SELECT p.\"value\", (SELECT COUNT(*)");
             push_join_from(&mut sql, field);
-            sql.push(" = p.\"v\"");
+            sql.push(" = p.\"value\"");
             filter(&mut sql);
             sql.push(") FROM ");
             push_parents(&mut sql, parents);
@@ -488,13 +484,19 @@ fn by_parent_count<R: Cells>(rows: Vec<R>) -> ApiResult<HashMap<String, i32>> {
     Ok(out)
 }
 
-/// Appends the parent ids as a PostgreSQL row source `p("v")`, bound as one JSON array.
+/// Appends the parent ids as a row source `p` with one column `value`, bound as one JSON array.
 fn push_parents(sql: &mut Sql, parents: &[&str]) {
-    sql.push("json_array_elements_text(")
-        .bind(sea_orm::Value::String(Some(id_array(
-            parents.iter().copied(),
-        ))))
-        .push("::json) AS p(\"v\")");
+    let ids = sea_orm::Value::String(Some(id_array(parents.iter().copied())));
+    match sql.backend() {
+        Backend::Postgres => {
+            sql.push("json_array_elements_text(")
+                .bind(ids)
+                .push("::json) AS p(\"value\")");
+        }
+        Backend::Sqlite => {
+            sql.push("json_each(").bind(ids).push(") AS p");
+        }
+    }
 }
 
 /// Appends `FROM "<join>" AS j JOIN "<Target>" AS t0 ON t0.id = j.<other> WHERE j.<own> IN (…)`.

@@ -216,7 +216,7 @@ pub async fn send(
 /// they are; pgbench, the raw-SQL peer, spends almost nothing.
 struct Verified {
     enabled: bool,
-    last: Option<(String, bytes::Bytes)>,
+    last: Option<(Value, bytes::Bytes)>,
 }
 
 impl Verified {
@@ -237,16 +237,15 @@ impl Verified {
         if !self.enabled || !raw.status.is_success() {
             return check();
         }
-        let key = variables.to_string();
         if self
             .last
             .as_ref()
-            .is_some_and(|(k, body)| *k == key && *body == raw.body)
+            .is_some_and(|(vars, body)| vars == variables && *body == raw.body)
         {
             return Ok(());
         }
         check()?;
-        self.last = Some((key, raw.body.clone()));
+        self.last = Some((variables.clone(), raw.body.clone()));
         Ok(())
     }
 }
