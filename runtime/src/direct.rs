@@ -35,12 +35,12 @@ use async_graphql::{Name, Pos, Positioned, Value, Variables};
 
 use crate::api::value_of;
 use crate::auth::Principal;
-use crate::meta::{FieldMeta, Kind, ModelMeta, ServiceMeta};
+use crate::meta::{FieldMeta, Kind, ModelMeta, RelFieldMeta, ServiceMeta};
 use crate::read::{Page, count_sql, count_to_i32, find_row_sql, push_page, push_select_columns};
 use crate::record::Column;
-use crate::related::RelLoaders;
+use crate::related::{self, RelLoaders};
 use crate::state::State;
-use crate::storage::{Backend, Cells, Counter, Inline, PlanExec, Row};
+use crate::storage::{Backend, Cells, Counter, Inline, PlanExec, Row, Sql};
 use crate::value::{DateTime, Json, datetime_text, format_datetime};
 
 /// How many query texts the cache keeps; when full it starts again (clients send a few fixed
@@ -535,8 +535,34 @@ pub(crate) struct Run<'a> {
 /// The rows of one selection level, and what its relation fields read for them.
 struct Fetched {
     rows: Vec<Row>,
+    /// Where each node's row is in `rows` when they are the rows of a joined statement (several
+    /// rows per node, see [`Run::list_joined`]); `None` when the node `i` is `rows[i]`.
+    nodes: Option<Vec<usize>>,
     /// One entry per relation item of the object, in item order.
     rels: Vec<Rel>,
+}
+
+impl Fetched {
+    fn new(rows: Vec<Row>, rels: Vec<Rel>) -> Fetched {
+        Fetched {
+            rows,
+            nodes: None,
+            rels,
+        }
+    }
+
+    /// How many nodes the level holds.
+    fn len(&self) -> usize {
+        self.nodes.as_ref().map_or(self.rows.len(), Vec::len)
+    }
+
+    /// The row of the node `i`.
+    fn node(&self, i: usize) -> &Row {
+        match &self.nodes {
+            Some(nodes) => &self.rows[nodes[i]],
+            None => &self.rows[i],
+        }
+    }
 }
 
 enum Rel {
@@ -544,6 +570,12 @@ enum Rel {
     Rows {
         ranges: HashMap<String, Range<usize>>,
         inner: Fetched,
+    },
+    /// Related nodes read by the parents' own statement: each parent's are a range of the
+    /// parents' rows, their columns from `offset` on (they have no relation fields).
+    Joined {
+        ranges: HashMap<String, Range<usize>>,
+        offset: usize,
     },
     Counts(HashMap<String, i32>),
 }
@@ -569,10 +601,15 @@ impl Run<'_> {
                 Root::All { args, object } => {
                     let args = self.resolve(args)?;
                     let page = (object.meta.ops.page)(&args)?;
-                    let rows = self.list(object, &page).await?;
-                    let fetched = self.fetch(object, rows).await?;
+                    let fetched = match self.list_joined(object, &page).await {
+                        Some(fetched) => fetched?,
+                        None => {
+                            let rows = self.list(object, &page).await?;
+                            self.fetch(object, rows).await?
+                        }
+                    };
                     out.push(b'[');
-                    for j in 0..fetched.rows.len() {
+                    for j in 0..fetched.len() {
                         if j > 0 {
                             out.push(b',');
                         }
@@ -584,7 +621,7 @@ impl Run<'_> {
                     let args = self.resolve(args)?;
                     let rows = self.one(object, &args).await?;
                     let fetched = self.fetch(object, rows).await?;
-                    if fetched.rows.is_empty() {
+                    if fetched.len() == 0 {
                         out.extend_from_slice(b"null");
                     } else {
                         self.write_object(&mut out, object, &fetched, 0)?;
@@ -673,6 +710,93 @@ impl Run<'_> {
         Some(rows)
     }
 
+    /// A page of `object`'s model and the related nodes of its one relation field, in one
+    /// statement ([`related::joined_page_statement`]): on PostgreSQL, when the object selects
+    /// one relation field and no `_<field>Meta`, the related nodes select no relation field, and
+    /// neither page reads backwards (`last`). It saves a statement and its round trip per
+    /// request, and PostgreSQL's work of a second statement (parsing the parents' ids, starting
+    /// a second execution). `None` when it does not apply; `Some(None)` when the plan must give
+    /// up.
+    async fn list_joined(&self, object: &Object, page: &Page) -> Option<Option<Fetched>> {
+        if self.backend() != Backend::Postgres || page.reads_backwards() {
+            return None;
+        }
+        let mut relations = object
+            .items
+            .iter()
+            .filter(|i| matches!(i.what, Item::Related { .. } | Item::Count { .. }));
+        let (Some(item), None) = (relations.next(), relations.next()) else {
+            return None;
+        };
+        let Item::Related {
+            rel,
+            args,
+            object: inner,
+        } = &item.what
+        else {
+            return None;
+        };
+        if inner.has_relations() {
+            return None;
+        }
+        let field = &object.meta.relations[*rel];
+        let Some(inner_page) = self.relation_page(field, args) else {
+            return Some(None);
+        };
+        if inner_page.reads_backwards() {
+            return None;
+        }
+        let sql = related::joined_page_statement(
+            self.backend(),
+            object.meta,
+            &object.columns,
+            page,
+            field,
+            &inner_page,
+            &inner.columns,
+        );
+        Some(self.joined_rows(object, inner, sql).await)
+    }
+
+    /// Runs a [`Self::list_joined`] statement and finds its nodes and each node's related
+    /// nodes.
+    async fn joined_rows(&self, object: &Object, inner: &Object, sql: Sql) -> Option<Fetched> {
+        let rows = self.exec().rows(sql).await.ok()?;
+        let offset = object.columns.len();
+        // The related node's parent: null in the row of a node without related nodes.
+        let parent_at = offset + inner.columns.len();
+        let id_at = object.id_at();
+        let mut nodes = Vec::new();
+        let mut ranges: HashMap<String, Range<usize>> = HashMap::new();
+        let mut current: Option<String> = None;
+        for (k, row) in rows.iter().enumerate() {
+            let id = row.text(id_at).ok()??;
+            if current.as_deref() != Some(id) {
+                nodes.push(k);
+                current = Some(id.to_owned());
+            }
+            if row.text(parent_at).ok()?.is_some() {
+                ranges.entry(id.to_owned()).or_insert(k..k).end = k + 1;
+            }
+        }
+        Some(Fetched {
+            rows,
+            nodes: Some(nodes),
+            rels: vec![Rel::Joined { ranges, offset }],
+        })
+    }
+
+    /// The page a relation field's arguments ask for: a to-one field's is its filter alone.
+    fn relation_page(&self, field: &RelFieldMeta, args: &Args) -> Option<Page> {
+        let args = self.resolve(args)?;
+        if field.list {
+            (field.target.ops.page)(&args)
+        } else {
+            let filter = (field.target.ops.filter)(&args)?;
+            Page::new(field.target, filter, Vec::new(), [None; 3], None, None).ok()
+        }
+    }
+
     /// `<Type>(…)`: the row of the node the first non-null unique argument names (all
     /// columns), as `read::one` finds it.
     async fn one(&self, object: &Object, args: &[(Name, Value)]) -> Option<Vec<Row>> {
@@ -700,7 +824,7 @@ impl Run<'_> {
         Box::pin(async move {
             let mut rels = Vec::new();
             if !object.has_relations() {
-                return Some(Fetched { rows, rels });
+                return Some(Fetched::new(rows, rels));
             }
             let id_at = object.id_at();
             // A node can appear under several parents of the level above (n:m): each id once.
@@ -722,14 +846,7 @@ impl Run<'_> {
                         object: inner,
                     } => {
                         let field = &object.meta.relations[*rel];
-                        let args = self.resolve(args)?;
-                        let page = if field.list {
-                            (field.target.ops.page)(&args)?
-                        } else {
-                            let filter = (field.target.ops.filter)(&args)?;
-                            Page::new(field.target, filter, Vec::new(), [None; 3], None, None)
-                                .ok()?
-                        };
+                        let page = self.relation_page(field, args)?;
                         let mut found = if parents.is_empty() {
                             HashMap::new()
                         } else {
@@ -767,7 +884,7 @@ impl Run<'_> {
                     Item::Typename | Item::Scalar { .. } => {}
                 }
             }
-            Some(Fetched { rows, rels })
+            Some(Fetched::new(rows, rels))
         })
     }
 
@@ -779,11 +896,23 @@ impl Run<'_> {
         fetched: &Fetched,
         i: usize,
     ) -> Option<()> {
-        let row = &fetched.rows[i];
+        self.write_node(out, object, fetched.node(i), 0, fetched)
+    }
+
+    /// Writes the node whose columns are those of `row` from `offset` on, as `object` selects
+    /// it; `fetched` holds the level's rows and what its relation fields read.
+    fn write_node(
+        &self,
+        out: &mut Vec<u8>,
+        object: &Object,
+        row: &Row,
+        offset: usize,
+        fetched: &Fetched,
+    ) -> Option<()> {
         let meta = object.meta;
         let mut id: Option<String> = None;
         let mut rels = fetched.rels.iter();
-        let id_at = object.id_at();
+        let id_at = offset + object.id_at();
         out.push(b'{');
         for (n, item) in object.items.iter().enumerate() {
             if n > 0 {
@@ -793,15 +922,22 @@ impl Run<'_> {
             match &item.what {
                 Item::Typename => write_str(out, meta.name),
                 Item::Scalar { field, at } => {
-                    write_value(out, row, *at, &meta.fields[*field], self.backend())?;
+                    write_value(out, row, offset + *at, &meta.fields[*field], self.backend())?;
                 }
                 Item::Related {
                     rel,
                     object: inner_object,
                     ..
                 } => {
-                    let Some(Rel::Rows { ranges, inner }) = rels.next() else {
-                        return None;
+                    // The related nodes' level, and the offset of their columns in its rows.
+                    let (ranges, inner, inner_offset) = match rels.next()? {
+                        Rel::Rows { ranges, inner } => (ranges, inner, None),
+                        Rel::Joined { ranges, offset } => (ranges, fetched, Some(*offset)),
+                        Rel::Counts(_) => return None,
+                    };
+                    let write = |out: &mut Vec<u8>, j: usize| match inner_offset {
+                        None => self.write_object(out, inner_object, inner, j),
+                        Some(at) => self.write_node(out, inner_object, &inner.rows[j], at, &NONE),
                     };
                     let id = node_id(&mut id, row, id_at)?;
                     let range = ranges.get(id).cloned().unwrap_or(0..0);
@@ -812,11 +948,11 @@ impl Run<'_> {
                             if k > 0 {
                                 out.push(b',');
                             }
-                            self.write_object(out, inner_object, inner, j)?;
+                            write(out, j)?;
                         }
                         out.push(b']');
                     } else if let Some(j) = range.clone().next() {
-                        self.write_object(out, inner_object, inner, j)?;
+                        write(out, j)?;
                     } else if field.required {
                         // The executor reports the missing node.
                         return None;
@@ -837,6 +973,13 @@ impl Run<'_> {
         Some(())
     }
 }
+
+/// The level of nodes without relation fields read by their parents' statement: nothing more.
+const NONE: Fetched = Fetched {
+    rows: Vec::new(),
+    nodes: None,
+    rels: Vec::new(),
+};
 
 /// The id of the node in `row` (read once per node).
 fn node_id<'a>(id: &'a mut Option<String>, row: &Row, at: usize) -> Option<&'a str> {

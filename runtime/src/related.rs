@@ -23,8 +23,9 @@ use crate::meta::{ModelMeta, PermissionQuery, RelFieldMeta};
 use crate::permissions::eval;
 use crate::permissions::read::{ReadChecks, binder};
 use crate::read::{
-    ListArgs, Page, QueryMeta, count_to_i32, key_column, push_limit, push_order_by,
-    push_order_keys, push_order_with_id, push_some_columns, read_flags,
+    ListArgs, Order, Page, QueryMeta, count_to_i32, key_column, push_limit, push_order_by,
+    push_order_keys, push_order_with_id, push_page, push_select_columns, push_some_columns,
+    read_flags,
 };
 use crate::record::Record;
 use crate::state::State;
@@ -290,9 +291,9 @@ impl RelLoaders {
         columns: Option<&[usize]>,
     ) -> ApiResult<(Sql, usize, usize)> {
         let target = field.target;
-        // PostgreSQL: SELECT s.* FROM (SELECT q.* FROM <parents> AS p CROSS JOIN LATERAL (SELECT
-        // <cols>, j.own AS __p, <order keys> AS __k0, … FROM … WHERE j.own = p.value ORDER BY …
-        // LIMIT limit OFFSET skip) AS q) AS s ORDER BY __k0, …
+        // PostgreSQL: SELECT q.* FROM <parents> AS p CROSS JOIN LATERAL (SELECT <cols>, j.own AS
+        // __p, <order keys> AS __k0, … FROM … WHERE j.own = p.value ORDER BY … LIMIT limit OFFSET
+        // skip) AS q
         //
         // SQLite (no LATERAL): SELECT s.* FROM (SELECT <cols>, p.value AS __p, <order keys> AS
         // __k0, … FROM json_each(<parents>) AS p JOIN <Target> AS t0 ON t0.id IN (SELECT
@@ -306,8 +307,13 @@ impl RelLoaders {
         // every parent (`ROW_NUMBER() OVER (PARTITION BY j.own …)`), took twice as long as the
         // correlated page for 10 parents of 10 posts, and grows with all of a parent's partners
         // rather than its page. SQLite evaluates the correlated `IN` once per parent and looks
-        // the page's nodes up by id. The outer sort by the page's keys puts each parent's rows
-        // in page order (rows are grouped by `__p` below, which keeps that order).
+        // the page's nodes up by id. On SQLite the outer sort by the page's keys puts each
+        // parent's rows in page order (rows are grouped by `__p` below, which keeps that order).
+        // PostgreSQL needs no outer sort: a `LATERAL` subquery is run once per parent row (a
+        // nested loop, the only join its outer reference allows) and each run yields its page in
+        // the page's order, so each parent's rows arrive in page order already. Sorting the
+        // pages' rows again cost about a seventh of the statement's time in PostgreSQL (100
+        // rows of 10 parents).
         //
         // The id in the order is the join table's `other` column (the same values), so a page
         // ordered by id walks the `(own, other)` index in order and joins only the rows it
@@ -316,8 +322,17 @@ impl RelLoaders {
         //
         // With `flags`, the read permission queries run for the rows of the pages only, over
         // the stored row joined back by id: SELECT s.*, CASE WHEN (…o…) … FROM (…) AS s
-        // JOIN "<Target>" AS o ON o.id = s.id …
+        // JOIN "<Target>" AS o ON o.id = s.id … ORDER BY __k0, … (on PostgreSQL too: that join
+        // may reorder the rows).
         let mut sql = Sql::new(self.state.db.backend());
+        let order = page.read_order();
+        if sql.backend() == Backend::Postgres && queries.is_empty() {
+            sql.push("SELECT q.* FROM ");
+            push_lateral_pages(&mut sql, field, page, parents, &order, columns, false);
+            let parent_col = columns.map_or(field.target.fields.len(), <[usize]>::len);
+            // No flags: their column would follow `__p`.
+            return Ok((sql, parent_col, parent_col + 1));
+        }
         sql.push("SELECT s.*");
         eval::push_flags(
             &mut sql,
@@ -326,22 +341,12 @@ impl RelLoaders {
             target,
             &binder(&self.principal),
         )?;
-        let order = page.read_order();
         let id = target.fields[target.id].name;
         match sql.backend() {
             Backend::Postgres => {
                 sql.push(" FROM (SELECT q.* FROM ");
-                push_parents(&mut sql, parents);
-                sql.push(" CROSS JOIN LATERAL (SELECT ");
-                push_some_columns(&mut sql, target, "t0", columns);
-                sql.push(", ").col("j", field.own).push(" AS \"__p\"");
-                push_order_keys(&mut sql, target, "t0", &order, ("j", field.other));
-                push_join_from(&mut sql, field);
-                sql.push(" = p.\"value\" AND ");
-                page.push_conditions(&mut sql, target, "t0");
-                push_order_with_id(&mut sql, target, "t0", &order, ("j", field.other));
-                push_limit(&mut sql, page);
-                sql.push(") AS q) AS s");
+                push_lateral_pages(&mut sql, field, page, parents, &order, columns, true);
+                sql.push(") AS s");
             }
             Backend::Sqlite => {
                 sql.push(" FROM (SELECT ");
@@ -497,6 +502,88 @@ fn push_parents(sql: &mut Sql, parents: &[&str]) {
             sql.push("json_each(").bind(ids).push(") AS p");
         }
     }
+}
+
+/// PostgreSQL: appends `<parents> AS p CROSS JOIN LATERAL (SELECT <cols>, j.own AS __p, <order
+/// keys> AS __k0, … FROM … WHERE j.own = p.value AND … ORDER BY … LIMIT … OFFSET …) AS q`, each
+/// parent's page in page order.
+fn push_lateral_pages(
+    sql: &mut Sql,
+    field: &RelFieldMeta,
+    page: &Page,
+    parents: &[&str],
+    order: &Order,
+    columns: Option<&[usize]>,
+    keys: bool,
+) {
+    push_parents(sql, parents);
+    sql.push(" CROSS JOIN ");
+    push_lateral_page(sql, field, page, order, columns, keys, "p.\"value\"");
+}
+
+/// PostgreSQL: appends `LATERAL (SELECT <cols>, j.own AS __p[, <order keys> AS __k0, …] FROM …
+/// WHERE j.own = <parent> AND … ORDER BY … LIMIT … OFFSET …) AS q`, the page of the parent
+/// whose id is the expression `parent`.
+fn push_lateral_page(
+    sql: &mut Sql,
+    field: &RelFieldMeta,
+    page: &Page,
+    order: &Order,
+    columns: Option<&[usize]>,
+    keys: bool,
+    parent: &str,
+) {
+    let target = field.target;
+    sql.push("LATERAL (SELECT ");
+    push_some_columns(sql, target, "t0", columns);
+    sql.push(", ").col("j", field.own).push(" AS \"__p\"");
+    if keys {
+        push_order_keys(sql, target, "t0", order, ("j", field.other));
+    }
+    push_join_from(sql, field);
+    sql.push(" = ").push(parent).push(" AND ");
+    page.push_conditions(sql, target, "t0");
+    push_order_with_id(sql, target, "t0", order, ("j", field.other));
+    push_limit(sql, page);
+    sql.push(") AS q");
+}
+
+/// PostgreSQL: one statement for a page of `owner`'s nodes and, for each, its page of `field`:
+/// `SELECT r.*, q.* FROM (SELECT <columns> FROM <Owner> AS t0 WHERE … ORDER BY … LIMIT …) AS r
+/// LEFT JOIN LATERAL (…page of r.id…) AS q ON true`. Each row holds a node's `columns`, then a
+/// related node's `inner` columns and its parent's id (null in the one row of a node without
+/// related nodes). A node's rows are consecutive, in the node page's order, and hold its
+/// related nodes in their page's order (the nested loop a `LATERAL` reference requires keeps
+/// both orders, as for [`push_lateral_pages`]). Neither page may read backwards.
+pub(crate) fn joined_page_statement(
+    backend: Backend,
+    owner: &ModelMeta,
+    columns: &[usize],
+    page: &Page,
+    field: &RelFieldMeta,
+    inner_page: &Page,
+    inner: &[usize],
+) -> Sql {
+    debug_assert!(!page.reads_backwards() && !inner_page.reads_backwards());
+    let mut sql = Sql::new(backend);
+    sql.push("SELECT r.*, q.* FROM (");
+    push_select_columns(&mut sql, owner, "t0", Some(columns));
+    push_page(&mut sql, owner, "t0", page);
+    sql.push(") AS r LEFT JOIN ");
+    let mut parent = Sql::new(backend);
+    parent.push("r.").ident(owner.fields[owner.id].name);
+    let order = inner_page.read_order();
+    push_lateral_page(
+        &mut sql,
+        field,
+        inner_page,
+        &order,
+        Some(inner),
+        false,
+        parent.text(),
+    );
+    sql.push(" ON true");
+    sql
 }
 
 /// Appends `FROM "<join>" AS j JOIN "<Target>" AS t0 ON t0.id = j.<other> WHERE j.<own> IN (…)`.
