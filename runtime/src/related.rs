@@ -540,11 +540,40 @@ fn push_lateral_page(
     if keys {
         push_order_keys(sql, target, "t0", order, ("j", field.other));
     }
-    push_join_from(sql, field);
-    sql.push(" = ").push(parent).push(" AND ");
-    page.push_conditions(sql, target, "t0");
-    push_order_with_id(sql, target, "t0", order, ("j", field.other));
-    push_limit(sql, page);
+    if !page.has_conditions() && order.by_id_only() {
+        // The page of edges first, then their nodes: `FROM (SELECT j.own, j.other FROM <join>
+        // AS j WHERE j.own = <parent> ORDER BY j.other LIMIT …) AS j JOIN <Target> AS t0 ON
+        // t0.id = j.other ORDER BY j.other`. The `(own, other)` index yields the page in order
+        // and stops at its end, so only the page's nodes are looked up, however many partners
+        // the parent has. Joined first, PostgreSQL looked up every partner's node and sorted
+        // them before the limit whenever it estimated few partners per parent, which its
+        // statistics do for any parent when most have few.
+        sql.push(" FROM (SELECT ")
+            .col("j", field.own)
+            .push(", ")
+            .col("j", field.other)
+            .push(" FROM ")
+            .ident(field.table)
+            .push(" AS j WHERE ")
+            .col("j", field.own)
+            .push(" = ")
+            .push(parent);
+        push_order_with_id(sql, target, "t0", order, ("j", field.other));
+        push_limit(sql, page);
+        sql.push(") AS j JOIN ")
+            .ident(target.table)
+            .push(" AS t0 ON ")
+            .col("t0", target.fields[target.id].name)
+            .push(" = ")
+            .col("j", field.other);
+        push_order_with_id(sql, target, "t0", order, ("j", field.other));
+    } else {
+        push_join_from(sql, field);
+        sql.push(" = ").push(parent).push(" AND ");
+        page.push_conditions(sql, target, "t0");
+        push_order_with_id(sql, target, "t0", order, ("j", field.other));
+        push_limit(sql, page);
+    }
     sql.push(") AS q");
 }
 
