@@ -36,12 +36,14 @@ use async_graphql::{Name, Pos, Positioned, Value, Variables};
 use crate::api::value_of;
 use crate::auth::Principal;
 use crate::meta::{FieldMeta, Kind, ModelMeta, RelFieldMeta, ServiceMeta};
-use crate::read::{Page, count_sql, count_to_i32, find_row_sql, push_page, push_select_columns};
+use crate::read::{
+    Page, count_sql, count_to_i32, find_row_sql, push_find_row, push_page, push_select_columns,
+};
 use crate::record::Column;
 use crate::related::{self, RelLoaders};
 use crate::state::State;
 use crate::storage::{Backend, Cells, Counter, Inline, PlanExec, Row, Sql};
-use crate::value::{DateTime, Json, datetime_text, format_datetime};
+use crate::value::{DateTime, Json, Val, datetime_text, format_datetime};
 
 /// How many query texts the cache keeps; when full it starts again (clients send a few fixed
 /// texts, so this bounds only clients that build a new text per request).
@@ -601,7 +603,16 @@ impl Run<'_> {
                 Root::All { args, object } => {
                     let args = self.resolve(args)?;
                     let page = (object.meta.ops.page)(&args)?;
-                    let fetched = match self.list_joined(object, &page).await {
+                    let nodes = |sql: &mut Sql| {
+                        push_select_columns(sql, object.meta, "t0", Some(&object.columns));
+                        push_page(sql, object.meta, "t0", &page);
+                    };
+                    let joined = if page.reads_backwards() {
+                        None
+                    } else {
+                        self.read_joined(object, nodes).await
+                    };
+                    let fetched = match joined {
                         Some(fetched) => fetched?,
                         None => {
                             let rows = self.list(object, &page).await?;
@@ -619,8 +630,24 @@ impl Run<'_> {
                 }
                 Root::One { args, object } => {
                     let args = self.resolve(args)?;
-                    let rows = self.one(object, &args).await?;
-                    let fetched = self.fetch(object, rows).await?;
+                    let (field, val) = unique_arg(object.meta, &args)?;
+                    let find = |sql: &mut Sql| {
+                        push_find_row(sql, object.meta, field, &val, Some(&object.columns));
+                    };
+                    let fetched = match self.read_joined(object, find).await {
+                        Some(fetched) => fetched?,
+                        None => {
+                            let sql = find_row_sql(
+                                self.backend(),
+                                object.meta,
+                                field,
+                                &val,
+                                Some(&object.columns),
+                            );
+                            let rows = self.exec().rows(sql).await.ok()?;
+                            self.fetch(object, rows).await?
+                        }
+                    };
                     if fetched.len() == 0 {
                         out.extend_from_slice(b"null");
                     } else {
@@ -710,15 +737,20 @@ impl Run<'_> {
         Some(rows)
     }
 
-    /// A page of `object`'s model and the related nodes of its one relation field, in one
-    /// statement ([`related::joined_page_statement`]): on PostgreSQL, when the object selects
-    /// one relation field and no `_<field>Meta`, the related nodes select no relation field, and
-    /// neither page reads backwards (`last`). It saves a statement and its round trip per
-    /// request, and PostgreSQL's work of a second statement (parsing the parents' ids, starting
-    /// a second execution). `None` when it does not apply; `Some(None)` when the plan must give
-    /// up.
-    async fn list_joined(&self, object: &Object, page: &Page) -> Option<Option<Fetched>> {
-        if self.backend() != Backend::Postgres || page.reads_backwards() {
+    /// The nodes of `object`'s model that `nodes` selects and the related nodes of the
+    /// object's one relation field, in one statement ([`related::joined_page_statement`]): on
+    /// PostgreSQL, when the object selects one relation field and no `_<field>Meta`, the related
+    /// nodes select no relation field, and the related page does not read backwards (`last`;
+    /// `nodes` must keep the nodes' order, so a root page that reads backwards is not joined
+    /// either). It saves a statement and its round trip per request, and PostgreSQL's work of
+    /// a second statement (parsing the parents' ids, starting a second execution). `None` when
+    /// it does not apply; `Some(None)` when the plan must give up.
+    async fn read_joined(
+        &self,
+        object: &Object,
+        nodes: impl FnOnce(&mut Sql),
+    ) -> Option<Option<Fetched>> {
+        if self.backend() != Backend::Postgres {
             return None;
         }
         let mut relations = object
@@ -749,8 +781,7 @@ impl Run<'_> {
         let sql = related::joined_page_statement(
             self.backend(),
             object.meta,
-            &object.columns,
-            page,
+            nodes,
             field,
             &inner_page,
             &inner.columns,
@@ -758,7 +789,7 @@ impl Run<'_> {
         Some(self.joined_rows(object, inner, sql).await)
     }
 
-    /// Runs a [`Self::list_joined`] statement and finds its nodes and each node's related
+    /// Runs a [`Self::read_joined`] statement and finds its nodes and each node's related
     /// nodes.
     async fn joined_rows(&self, object: &Object, inner: &Object, sql: Sql) -> Option<Fetched> {
         let rows = self.exec().rows(sql).await.ok()?;
@@ -795,27 +826,6 @@ impl Run<'_> {
             let filter = (field.target.ops.filter)(&args)?;
             Page::new(field.target, filter, Vec::new(), [None; 3], None, None).ok()
         }
-    }
-
-    /// `<Type>(…)`: the row of the node the first non-null unique argument names (all
-    /// columns), as `read::one` finds it.
-    async fn one(&self, object: &Object, args: &[(Name, Value)]) -> Option<Vec<Row>> {
-        let meta = object.meta;
-        // Every unique argument is read first, as the resolver does, so one that does not
-        // parse makes the plan give up even when an earlier one names the node.
-        let mut candidates = Vec::new();
-        for (field, f) in meta.unique_fields() {
-            let value = args
-                .iter()
-                .find(|(n, _)| n.as_str() == f.name)
-                .map(|(_, v)| v.clone());
-            candidates.push((field, value_of(value, f, Pos::default()).ok()?));
-        }
-        let (field, val) = candidates
-            .into_iter()
-            .find_map(|(f, v)| v.filter(|v| !v.is_null()).map(|v| (f, v)))?;
-        let sql = find_row_sql(self.backend(), meta, field, &val, Some(&object.columns));
-        self.exec().rows(sql).await.ok()
     }
 
     /// Reads what the relation fields of `object` need for `rows`, one statement per relation
@@ -972,6 +982,24 @@ impl Run<'_> {
         out.push(b'}');
         Some(())
     }
+}
+
+/// `<Type>(…)`: the unique field and value of the first non-null unique argument, which names
+/// the node, as `read::one` finds it. Every unique argument is read first, as the resolver
+/// does, so one that does not parse makes the plan give up even when an earlier one names the
+/// node.
+fn unique_arg(meta: &ModelMeta, args: &[(Name, Value)]) -> Option<(usize, Val)> {
+    let mut candidates = Vec::new();
+    for (field, f) in meta.unique_fields() {
+        let value = args
+            .iter()
+            .find(|(n, _)| n.as_str() == f.name)
+            .map(|(_, v)| v.clone());
+        candidates.push((field, value_of(value, f, Pos::default()).ok()?));
+    }
+    candidates
+        .into_iter()
+        .find_map(|(f, v)| v.filter(|v| !v.is_null()).map(|v| (f, v)))
 }
 
 /// The level of nodes without relation fields read by their parents' statement: nothing more.

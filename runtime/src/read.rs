@@ -648,13 +648,24 @@ pub(crate) fn find_row_sql(
     columns: Option<&[usize]>,
 ) -> Sql {
     let mut sql = Sql::new(backend);
-    push_select_columns(&mut sql, meta, "t0", columns);
+    push_find_row(&mut sql, meta, field, val, columns);
+    sql
+}
+
+/// Appends [`find_row_sql`]'s statement.
+pub(crate) fn push_find_row(
+    sql: &mut Sql,
+    meta: &ModelMeta,
+    field: usize,
+    val: &Val,
+    columns: Option<&[usize]>,
+) {
+    push_select_columns(sql, meta, "t0", columns);
     sql.push(" WHERE ")
         .col("t0", meta.fields[field].name)
         .push(" = ");
-    push_param(&mut sql, val, &meta.fields[field]);
+    push_param(sql, val, &meta.fields[field]);
     sql.push(" LIMIT 1");
-    sql
 }
 
 /// Reads the node with the given id.

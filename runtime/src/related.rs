@@ -24,8 +24,7 @@ use crate::permissions::eval;
 use crate::permissions::read::{ReadChecks, binder};
 use crate::read::{
     ListArgs, Order, Page, QueryMeta, count_to_i32, key_column, push_limit, push_order_by,
-    push_order_keys, push_order_with_id, push_page, push_select_columns, push_some_columns,
-    read_flags,
+    push_order_keys, push_order_with_id, push_some_columns, read_flags,
 };
 use crate::record::Record;
 use crate::state::State;
@@ -577,27 +576,26 @@ fn push_lateral_page(
     sql.push(") AS q");
 }
 
-/// PostgreSQL: one statement for a page of `owner`'s nodes and, for each, its page of `field`:
-/// `SELECT r.*, q.* FROM (SELECT <columns> FROM <Owner> AS t0 WHERE … ORDER BY … LIMIT …) AS r
-/// LEFT JOIN LATERAL (…page of r.id…) AS q ON true`. Each row holds a node's `columns`, then a
-/// related node's `inner` columns and its parent's id (null in the one row of a node without
-/// related nodes). A node's rows are consecutive, in the node page's order, and hold its
-/// related nodes in their page's order (the nested loop a `LATERAL` reference requires keeps
-/// both orders, as for [`push_lateral_pages`]). Neither page may read backwards.
+/// PostgreSQL: one statement for `owner`'s nodes that `nodes` selects (a statement reading
+/// `owner`'s table as `t0`, its id among its columns, in the nodes' order) and, for each, its
+/// page of `field`: `SELECT r.*, q.* FROM (<nodes>) AS r LEFT JOIN LATERAL (…page of r.id…) AS
+/// q ON true`. Each row holds a node's columns, then a related node's `inner` columns and its
+/// parent's id (null in the one row of a node without related nodes). A node's rows are
+/// consecutive, in the nodes' order, and hold its related nodes in their page's order (the
+/// nested loop a `LATERAL` reference requires keeps both orders, as for
+/// [`push_lateral_pages`]). The related page may not read backwards.
 pub(crate) fn joined_page_statement(
     backend: Backend,
     owner: &ModelMeta,
-    columns: &[usize],
-    page: &Page,
+    nodes: impl FnOnce(&mut Sql),
     field: &RelFieldMeta,
     inner_page: &Page,
     inner: &[usize],
 ) -> Sql {
-    debug_assert!(!page.reads_backwards() && !inner_page.reads_backwards());
+    debug_assert!(!inner_page.reads_backwards());
     let mut sql = Sql::new(backend);
     sql.push("SELECT r.*, q.* FROM (");
-    push_select_columns(&mut sql, owner, "t0", Some(columns));
-    push_page(&mut sql, owner, "t0", page);
+    nodes(&mut sql);
     sql.push(") AS r LEFT JOIN ");
     let mut parent = Sql::new(backend);
     parent.push("r.").ident(owner.fields[owner.id].name);

@@ -225,10 +225,11 @@ db_tests! {
         }
     }
 
-    /// A page whose one relation field selects no relation field: on PostgreSQL the plan reads
-    /// both in one statement (`LEFT JOIN LATERAL`), with the executor's response: parents
-    /// without related nodes, to-one fields (null, and filtered away), n:m and self relations,
-    /// arguments on both pages (filters, orders, first, skip, cursors), an empty page. What it
+    /// A page or a single node whose one relation field selects no relation field: on
+    /// PostgreSQL the plan reads both in one statement (`LEFT JOIN LATERAL`), with the
+    /// executor's response: parents without related nodes, to-one fields (null, and filtered
+    /// away), n:m and self relations, arguments on both pages (filters, orders, first, skip,
+    /// cursors), an empty page, a node that does not exist. What it
     /// does not cover (`last`, two relation fields, a nested relation, a count) keeps one
     /// statement per level.
     async fn plans_read_a_page_and_its_relation_together(srv) {
@@ -260,6 +261,14 @@ db_tests! {
             ("{ allCategories { name posts(orderBy: slug_ASC) { slug status tags metadata publishedAt } } }", json!({}), "1", "2"),
             ("{ allUsers(orderBy: email_ASC) { name followers(orderBy: name_ASC) { name __typename } } }", json!({}), "1", "2"),
             ("{ allUsers(filter: { name: \"nobody\" }) { name posts { slug } } }", json!({}), "1", "1"),
+            // A single node and its relation field.
+            ("{ Post(slug: \"p1\") { slug comments(orderBy: text_DESC) { text } } }", json!({}), "1", "2"),
+            ("query ($e: String) { User(email: $e) { name posts(first: 2, orderBy: votes_DESC) { slug votes } } }",
+                json!({ "e": "ann@example.com" }), "1", "2"),
+            ("{ User(email: \"cid@example.com\") { name posts { slug } } }", json!({}), "1", "2"),
+            ("{ User(email: \"nobody@example.com\") { name posts { slug } } }", json!({}), "1", "1"),
+            ("{ Post(slug: \"p4\") { slug author { name } } }", json!({}), "1", "2"),
+            ("{ Post(slug: \"p4\") { author { name } comments { text } } }", json!({}), "3", "3"),
             ("{ allUsers(orderBy: email_ASC) { name posts(last: 1, orderBy: slug_ASC) { slug } } }", json!({}), "2", "2"),
             ("{ allUsers(last: 2, orderBy: email_ASC) { name posts { slug } } }", json!({}), "2", "2"),
             ("{ allUsers(orderBy: email_ASC) { name posts { slug } profile { bio } } }", json!({}), "3", "3"),
