@@ -379,31 +379,111 @@ pub trait Cells {
     ) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbErr>;
 }
 
+/// PostgreSQL type oids of the values [`pg_binary`] reads itself.
+mod oid {
+    pub const BOOL: u32 = 16;
+    pub const INT8: u32 = 20;
+    pub const INT4: u32 = 23;
+    pub const FLOAT8: u32 = 701;
+    pub const TIMESTAMPTZ: u32 = 1184;
+    /// `text`, `varchar`, `bpchar` and `name`: what sqlx decodes as a string, but `citext`
+    /// and `unknown`, which it also takes and which go through its decoder.
+    pub const TEXT: [u32; 4] = [25, 1043, 1042, 19];
+}
+
+/// The binary value of column `idx` of a PostgreSQL row when its type is one of `oids` (the
+/// types whose decoding sqlx would accept for the Rust type asked for): `Some(None)` for null,
+/// `None` when it is not such a row or value, and sqlx's decoders read it. Reading the value
+/// here skips what sqlx's `try_get` does per cell (its type check builds and compares a list of
+/// types, one of them by name) and sea-orm's wrapping, about a tenth of the server's CPU on a
+/// read of 100 rows.
+fn pg_binary<'r>(row: &'r QueryResult, idx: usize, oids: &[u32]) -> Option<Option<&'r [u8]>> {
+    use sea_orm::sqlx::postgres::PgValueFormat;
+    use sea_orm::sqlx::{Row as _, ValueRef as _};
+    let value = row.try_as_pg_row()?.try_get_raw(idx).ok()?;
+    if value.is_null() {
+        return Some(None);
+    }
+    let oid = value.type_info().oid()?.0;
+    if value.format() != PgValueFormat::Binary || !oids.contains(&oid) {
+        return None;
+    }
+    value.as_bytes().ok().map(Some)
+}
+
+/// A text value's bytes as text.
+fn utf8(bytes: &[u8]) -> Result<&str, DbErr> {
+    std::str::from_utf8(bytes).map_err(|e| DbErr::Type(e.to_string()))
+}
+
+/// A fixed-size binary value as the array its decoder takes.
+fn fixed<const N: usize>(bytes: &[u8]) -> Result<[u8; N], DbErr> {
+    bytes.try_into().map_err(|_| {
+        DbErr::Type(format!(
+            "a value of {} bytes where {N} were expected",
+            bytes.len()
+        ))
+    })
+}
+
 impl Cells for QueryResult {
     fn text(&self, idx: usize) -> Result<Option<&str>, DbErr> {
-        get_text(self, idx)
+        match pg_binary(self, idx, &oid::TEXT) {
+            Some(bytes) => bytes.map(utf8).transpose(),
+            None => get_text(self, idx),
+        }
     }
     fn string(&self, idx: usize) -> Result<Option<String>, DbErr> {
-        self.try_get_by_index(idx)
+        match pg_binary(self, idx, &oid::TEXT) {
+            Some(bytes) => bytes.map(|b| utf8(b).map(str::to_owned)).transpose(),
+            None => self.try_get_by_index(idx),
+        }
     }
     fn int(&self, idx: usize) -> Result<Option<i32>, DbErr> {
-        self.try_get_by_index(idx)
+        match pg_binary(self, idx, &[oid::INT4]) {
+            Some(bytes) => bytes.map(|b| Ok(i32::from_be_bytes(fixed(b)?))).transpose(),
+            None => self.try_get_by_index(idx),
+        }
     }
     fn int64(&self, idx: usize) -> Result<Option<i64>, DbErr> {
-        self.try_get_by_index(idx)
+        match pg_binary(self, idx, &[oid::INT8]) {
+            Some(bytes) => bytes.map(|b| Ok(i64::from_be_bytes(fixed(b)?))).transpose(),
+            None => self.try_get_by_index(idx),
+        }
     }
     fn float(&self, idx: usize) -> Result<Option<f64>, DbErr> {
-        self.try_get_by_index(idx)
+        match pg_binary(self, idx, &[oid::FLOAT8]) {
+            Some(bytes) => bytes.map(|b| Ok(f64::from_be_bytes(fixed(b)?))).transpose(),
+            None => self.try_get_by_index(idx),
+        }
     }
     fn boolean(&self, idx: usize) -> Result<Option<bool>, DbErr> {
-        self.try_get_by_index(idx)
+        match pg_binary(self, idx, &[oid::BOOL]) {
+            Some(bytes) => bytes
+                .map(|b| Ok(u8::from_be_bytes(fixed(b)?) != 0))
+                .transpose(),
+            None => self.try_get_by_index(idx),
+        }
     }
     fn datetime(
         &self,
         idx: usize,
         backend: Backend,
     ) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbErr> {
-        get_datetime(self, idx, backend)
+        match pg_binary(self, idx, &[oid::TIMESTAMPTZ]) {
+            // Microseconds since 2000-01-01 00:00 UTC.
+            Some(bytes) => bytes
+                .map(|b| {
+                    let micros = i64::from_be_bytes(fixed(b)?);
+                    chrono::DateTime::from_timestamp(946_684_800, 0)
+                        .and_then(|epoch| {
+                            epoch.checked_add_signed(chrono::TimeDelta::microseconds(micros))
+                        })
+                        .ok_or_else(|| DbErr::Type(format!("a timestamp out of range: {micros}")))
+                })
+                .transpose(),
+            None => get_datetime(self, idx, backend),
+        }
     }
 }
 
