@@ -1,7 +1,8 @@
 //! Direct execution of plain read queries: a query text the GraphQL executor has validated once
 //! is compiled into a [`Plan`], and later requests with the same text run the plan: the same SQL
-//! statements the executor's resolvers run, with the rows written straight into the response
-//! text, without a future, a `Value` or a map per field.
+//! statements the executor's resolvers run (except that on PostgreSQL a page or node and its one
+//! relation field can be one statement, [`Run::read_joined`]), with the rows written straight
+//! into the response text, without a future, a `Value` or a map per field.
 //!
 //! What a plan covers: query operations whose variables are of the built-in scalar types, made
 //! of `all<Plural>`, `<Type>(…)`, `_all<Plural>Meta` and `__typename` at the root, and below
@@ -538,7 +539,7 @@ pub(crate) struct Run<'a> {
 struct Fetched {
     rows: Vec<Row>,
     /// Where each node's row is in `rows` when they are the rows of a joined statement (several
-    /// rows per node, see [`Run::list_joined`]); `None` when the node `i` is `rows[i]`.
+    /// rows per node, see [`Run::read_joined`]); `None` when the node `i` is `rows[i]`.
     nodes: Option<Vec<usize>>,
     /// One entry per relation item of the object, in item order.
     rels: Vec<Rel>,
