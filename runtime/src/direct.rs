@@ -37,9 +37,7 @@ use async_graphql::{Name, Pos, Positioned, Value, Variables};
 use crate::api::value_of;
 use crate::auth::Principal;
 use crate::meta::{FieldMeta, Kind, ModelMeta, RelFieldMeta, ServiceMeta};
-use crate::read::{
-    Page, count_sql, count_to_i32, find_row_sql, push_find_row, push_page, push_select_columns,
-};
+use crate::read::{Page, count_sql, count_to_i32, push_find_row, push_page, push_select_columns};
 use crate::record::Column;
 use crate::related::{self, RelLoaders};
 use crate::state::State;
@@ -611,12 +609,15 @@ impl Run<'_> {
                     let joined = if page.reads_backwards() {
                         None
                     } else {
-                        self.read_joined(object, nodes).await
+                        self.read_joined(object, &nodes).await
                     };
                     let fetched = match joined {
                         Some(fetched) => fetched?,
                         None => {
-                            let rows = self.list(object, &page).await?;
+                            let mut rows = self.rows(&nodes).await?;
+                            if page.reads_backwards() {
+                                rows.reverse();
+                            }
                             self.fetch(object, rows).await?
                         }
                     };
@@ -635,17 +636,10 @@ impl Run<'_> {
                     let find = |sql: &mut Sql| {
                         push_find_row(sql, object.meta, field, &val, Some(&object.columns));
                     };
-                    let fetched = match self.read_joined(object, find).await {
+                    let fetched = match self.read_joined(object, &find).await {
                         Some(fetched) => fetched?,
                         None => {
-                            let sql = find_row_sql(
-                                self.backend(),
-                                object.meta,
-                                field,
-                                &val,
-                                Some(&object.columns),
-                            );
-                            let rows = self.exec().rows(sql).await.ok()?;
+                            let rows = self.rows(&find).await?;
                             self.fetch(object, rows).await?
                         }
                     };
@@ -725,17 +719,11 @@ impl Run<'_> {
             .collect()
     }
 
-    /// The rows of a page of `object`'s model, with the object's columns.
-    async fn list(&self, object: &Object, page: &Page) -> Option<Vec<Row>> {
-        let meta = object.meta;
+    /// The rows of the statement `statement` writes.
+    async fn rows(&self, statement: impl FnOnce(&mut Sql)) -> Option<Vec<Row>> {
         let mut sql = self.state.db.sql();
-        push_select_columns(&mut sql, meta, "t0", Some(&object.columns));
-        push_page(&mut sql, meta, "t0", page);
-        let mut rows = self.exec().rows(sql).await.ok()?;
-        if page.reads_backwards() {
-            rows.reverse();
-        }
-        Some(rows)
+        statement(&mut sql);
+        self.exec().rows(sql).await.ok()
     }
 
     /// The nodes of `object`'s model that `nodes` selects and the related nodes of the

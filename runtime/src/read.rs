@@ -81,7 +81,7 @@ impl Order {
     }
 
     /// Whether the order is by the id alone (the id is always the last key).
-    pub(crate) fn by_id_only(&self) -> bool {
+    fn by_id_only(&self) -> bool {
         self.0.len() == 1
     }
 
@@ -185,6 +185,12 @@ impl Page {
     /// Whether the page has a filter or a cursor (what [`Self::push_conditions`] writes).
     pub(crate) fn has_conditions(&self) -> bool {
         self.filter.is_some() || self.after.is_some() || self.before.is_some()
+    }
+
+    /// Whether a relation page can be taken from the join table alone, before reading its
+    /// nodes: no condition, and ordered by the id, whose values are the join table's.
+    pub(crate) fn pages_edges_alone(&self) -> bool {
+        !self.has_conditions() && self.order.by_id_only()
     }
 
     /// Appends the filter and the cursor conditions over `alias` (to follow a ` WHERE `).

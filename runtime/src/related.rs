@@ -23,11 +23,12 @@ use crate::meta::{ModelMeta, PermissionQuery, RelFieldMeta};
 use crate::permissions::eval;
 use crate::permissions::read::{ReadChecks, binder};
 use crate::read::{
-    ListArgs, Order, Page, QueryMeta, count_to_i32, key_column, push_limit, push_order_by,
+    ListArgs, Page, QueryMeta, count_to_i32, key_column, push_limit, push_order_by,
     push_order_keys, push_order_with_id, push_some_columns, read_flags,
 };
 use crate::record::Record;
 use crate::state::State;
+use crate::storage::ddl::quote;
 use crate::storage::{Backend, Cells, Counter, Exec, PlanExec, Row, Sql, id_array, push_id_any};
 
 /// Rounds without new keys after which a batch is complete.
@@ -327,7 +328,7 @@ impl RelLoaders {
         let order = page.read_order();
         if sql.backend() == Backend::Postgres && queries.is_empty() {
             sql.push("SELECT q.* FROM ");
-            push_lateral_pages(&mut sql, field, page, parents, &order, columns, false);
+            push_lateral_pages(&mut sql, field, page, parents, columns, false);
             let parent_col = columns.map_or(field.target.fields.len(), <[usize]>::len);
             // No flags: their column would follow `__p`.
             return Ok((sql, parent_col, parent_col + 1));
@@ -344,7 +345,7 @@ impl RelLoaders {
         match sql.backend() {
             Backend::Postgres => {
                 sql.push(" FROM (SELECT q.* FROM ");
-                push_lateral_pages(&mut sql, field, page, parents, &order, columns, true);
+                push_lateral_pages(&mut sql, field, page, parents, columns, true);
                 sql.push(") AS s");
             }
             Backend::Sqlite => {
@@ -364,7 +365,7 @@ impl RelLoaders {
                     .ident(field.table)
                     .push(" AS j");
                 // The target's row is needed for conditions and for order keys other than the id.
-                let edges_only = !page.has_conditions() && order.by_id_only();
+                let edges_only = page.pages_edges_alone();
                 if !edges_only {
                     sql.push(" JOIN ")
                         .ident(target.table)
@@ -511,13 +512,12 @@ fn push_lateral_pages(
     field: &RelFieldMeta,
     page: &Page,
     parents: &[&str],
-    order: &Order,
     columns: Option<&[usize]>,
     keys: bool,
 ) {
     push_parents(sql, parents);
     sql.push(" CROSS JOIN ");
-    push_lateral_page(sql, field, page, order, columns, keys, "p.\"value\"");
+    push_lateral_page(sql, field, page, columns, keys, "p.\"value\"");
 }
 
 /// PostgreSQL: appends `LATERAL (SELECT <cols>, j.own AS __p[, <order keys> AS __k0, …] FROM …
@@ -527,19 +527,19 @@ fn push_lateral_page(
     sql: &mut Sql,
     field: &RelFieldMeta,
     page: &Page,
-    order: &Order,
     columns: Option<&[usize]>,
     keys: bool,
     parent: &str,
 ) {
     let target = field.target;
+    let order = &page.read_order();
     sql.push("LATERAL (SELECT ");
     push_some_columns(sql, target, "t0", columns);
     sql.push(", ").col("j", field.own).push(" AS \"__p\"");
     if keys {
         push_order_keys(sql, target, "t0", order, ("j", field.other));
     }
-    if !page.has_conditions() && order.by_id_only() {
+    if page.pages_edges_alone() {
         // The page of edges first, then their nodes: `FROM (SELECT j.own, j.other FROM <join>
         // AS j WHERE j.own = <parent> ORDER BY j.other LIMIT …) AS j JOIN <Target> AS t0 ON
         // t0.id = j.other ORDER BY j.other`. The `(own, other)` index yields the page in order
@@ -597,18 +597,8 @@ pub(crate) fn joined_page_statement(
     sql.push("SELECT r.*, q.* FROM (");
     nodes(&mut sql);
     sql.push(") AS r LEFT JOIN ");
-    let mut parent = Sql::new(backend);
-    parent.push("r.").ident(owner.fields[owner.id].name);
-    let order = inner_page.read_order();
-    push_lateral_page(
-        &mut sql,
-        field,
-        inner_page,
-        &order,
-        Some(inner),
-        false,
-        parent.text(),
-    );
+    let parent = format!("r.{}", quote(owner.fields[owner.id].name));
+    push_lateral_page(&mut sql, field, inner_page, Some(inner), false, &parent);
     sql.push(" ON true");
     sql
 }

@@ -12,6 +12,7 @@
 //! the executor writes an object's fields in the order their resolvers finish, a plan in the
 //! order of the selection (as GraphQL asks), which one test checks on the text.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde_json::{Value, json};
@@ -152,6 +153,34 @@ async fn data_set(srv: &Server) {
     .await;
 }
 
+/// [`data_set`] with n:m and self relations: the category "News" holds posts p1 and p2 and pins
+/// p2; Bob and Cid follow Ann, and Bob is her friend. Returns the ids of p1, p2, the category
+/// (`k`) and the three users (`a`, `b`, `c`).
+async fn linked_data_set(srv: &Server) -> HashMap<&'static str, String> {
+    data_set(srv).await;
+    let found = srv
+        .data(r#"{ p1: Post(slug: "p1") { id } p2: Post(slug: "p2") { id } k: Category(name: "News") { id } a: User(email: "ann@example.com") { id } b: User(email: "bob@example.com") { id } c: User(email: "cid@example.com") { id } }"#)
+        .await;
+    let ids: HashMap<&'static str, String> = ["p1", "p2", "k", "a", "b", "c"]
+        .into_iter()
+        .map(|k| (k, found[k]["id"].as_str().unwrap_or_default().to_owned()))
+        .collect();
+    srv.data(&format!(
+        r#"mutation {{
+          updateCategory(id: "{k}", postsIds: ["{p1}", "{p2}"], pinnedPostId: "{p2}") {{ id }}
+          updateUser(id: "{a}", followersIds: ["{b}", "{c}"], friendsIds: ["{b}"]) {{ id }}
+        }}"#,
+        k = ids["k"],
+        p1 = ids["p1"],
+        p2 = ids["p2"],
+        a = ids["a"],
+        b = ids["b"],
+        c = ids["c"],
+    ))
+    .await;
+    ids
+}
+
 db_tests! {
     /// Lists, single nodes and counts of every scalar kind, with arguments as literals and as
     /// variables, aliases, fragments and `__typename`: the plan's response is the executor's.
@@ -216,19 +245,7 @@ db_tests! {
     /// Relation fields at every depth: to-many with list arguments, to-one (optional with a
     /// filter, and required), counts, n:m and self relations, parents without related nodes.
     async fn plans_follow_relations(srv) {
-        data_set(srv).await;
-        let ids = srv
-            .data(r#"{ p1: Post(slug: "p1") { id } p2: Post(slug: "p2") { id } k: Category(name: "News") { id } a: User(email: "ann@example.com") { id } b: User(email: "bob@example.com") { id } c: User(email: "cid@example.com") { id } }"#)
-            .await;
-        let id = |k: &str| ids[k]["id"].as_str().unwrap_or_default().to_owned();
-        srv.data(&format!(
-            r#"mutation {{
-              updateCategory(id: "{k}", postsIds: ["{p1}", "{p2}"], pinnedPostId: "{p2}") {{ id }}
-              updateUser(id: "{a}", followersIds: ["{b}", "{c}"], friendsIds: ["{b}"]) {{ id }}
-            }}"#,
-            k = id("k"), p1 = id("p1"), p2 = id("p2"), a = id("a"), b = id("b"), c = id("c"),
-        ))
-        .await;
+        linked_data_set(srv).await;
         let root = Some(srv.root_token());
         let cases: Vec<(&str, Value)> = vec![
             ("{ allUsers(orderBy: email_ASC) { email posts(orderBy: slug_DESC) { slug author { email } comments { text post { slug } } _commentsMeta { count } } profile { bio user { name } } } }", json!({})),
@@ -252,19 +269,7 @@ db_tests! {
     /// does not cover (`last`, two relation fields, a nested relation, a count) keeps one
     /// statement per level.
     async fn plans_read_a_page_and_its_relation_together(srv) {
-        data_set(srv).await;
-        let ids = srv
-            .data(r#"{ p1: Post(slug: "p1") { id } p2: Post(slug: "p2") { id } k: Category(name: "News") { id } a: User(email: "ann@example.com") { id } b: User(email: "bob@example.com") { id } c: User(email: "cid@example.com") { id } }"#)
-            .await;
-        let id = |k: &str| ids[k]["id"].as_str().unwrap_or_default().to_owned();
-        srv.data(&format!(
-            r#"mutation {{
-              updateCategory(id: "{k}", postsIds: ["{p1}", "{p2}"]) {{ id }}
-              updateUser(id: "{a}", followersIds: ["{b}", "{c}"]) {{ id }}
-            }}"#,
-            k = id("k"), p1 = id("p1"), p2 = id("p2"), a = id("a"), b = id("b"), c = id("c"),
-        ))
-        .await;
+        let ids = linked_data_set(srv).await;
         let root = Some(srv.root_token());
         let postgres = srv.database().postgres_schema().is_some();
         // (query, variables, statements on PostgreSQL, statements on SQLite)
@@ -274,7 +279,7 @@ db_tests! {
             ("query ($n: Int, $v: Int) { allUsers(filter: { name_not: \"Bob\" }, first: $n, orderBy: name_DESC) { name posts(filter: { votes_gte: $v }, orderBy: rating_DESC) { slug rating } } }",
                 json!({ "n": 2, "v": 1 }), "1", "2"),
             ("query ($after: String) { allUsers(orderBy: email_ASC) { email posts(after: $after, orderBy: slug_ASC) { slug } } }",
-                json!({ "after": id("p1") }), "1", "2"),
+                json!({ "after": ids["p1"] }), "1", "2"),
             ("{ allPosts(orderBy: slug_ASC, skip: 1, first: 2) { slug author { name email } } }", json!({}), "1", "2"),
             ("{ allPosts(orderBy: slug_ASC) { slug author(filter: { name: \"Ann\" }) { name } } }", json!({}), "1", "2"),
             ("{ allCategories { name posts(orderBy: slug_ASC) { slug status tags metadata publishedAt } } }", json!({}), "1", "2"),
