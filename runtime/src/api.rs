@@ -11,13 +11,13 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
+use crate::storage::Row;
 use async_graphql::indexmap::IndexMap;
 use async_graphql::registry::{Deprecation, MetaField, MetaInputValue, MetaType, Registry};
 use async_graphql::{
     CacheControl, Context, ID, InputType, InputValueResult, MaybeUndefined, Name, OutputType, Pos,
     ServerError, ServerResult, Value,
 };
-use sea_orm::QueryResult;
 
 use crate::auth::current_user;
 use crate::error::ApiError;
@@ -140,7 +140,7 @@ pub enum Call<'a> {
     /// `node(id)`, once the model of the id is known.
     Node(&'a str),
     /// A node read earlier in the request (the nodes of a relation mutation's payload).
-    Row(Option<&'a QueryResult>),
+    Row(Option<&'a Row>),
     /// The relation field `field` of the node `id` of `parent`; `count` for its
     /// `_<field>Meta`.
     Related {

@@ -477,7 +477,7 @@ impl Auth {
             tx.execute_unprepared(&ddl::lock_statement()).await?;
         }
         let exec = Exec {
-            conn: &tx,
+            conn: &*tx,
             counter: &counter,
         };
         // A write first, so that SQLite takes the write lock (and waits for it) at once.
@@ -518,12 +518,13 @@ impl Auth {
         let rows = exec.all(select).await?;
         tx.commit().await?;
         let mut tokens = Vec::with_capacity(rows.len());
+        let backend = db.backend();
         for row in rows {
             tokens.push(RootToken {
-                id: row.try_get_by_index(0)?,
-                name: row.try_get_by_index(1)?,
-                token: row.try_get_by_index(2)?,
-                created_at: row.try_get_by_index(3)?,
+                id: crate::record::get(&row, 0, backend)?,
+                name: crate::record::get(&row, 1, backend)?,
+                token: crate::record::get(&row, 2, backend)?,
+                created_at: crate::record::get(&row, 3, backend)?,
             });
         }
         tokens.sort_by_key(|t| names.iter().position(|n| *n == t.name));

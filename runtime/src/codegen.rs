@@ -12,7 +12,7 @@ pub use ::std::vec::Vec;
 pub use async_graphql;
 pub use async_graphql::registry::{MetaField, Registry};
 pub use async_graphql::{ComplexObject, Context, ID, InputType, OutputType, ServerResult, Value};
-pub use sea_orm::{DbErr, QueryResult};
+pub use sea_orm::DbErr;
 pub use serde_json;
 
 pub use crate::__enum_conversions as enum_conversions;
@@ -27,5 +27,5 @@ pub use crate::permissions::ReadGuard;
 pub use crate::read::QueryMeta;
 pub use crate::record::{Column, EnumValue, IntoVal, ListItem, Record, get, get_enum, get_opt};
 pub use crate::roots::Payloads;
-pub use crate::storage::{Backend, Cells};
+pub use crate::storage::{Backend, Cells, Row};
 pub use crate::value::{DateTime, Json, Val};

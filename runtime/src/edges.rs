@@ -8,15 +8,13 @@
 
 use std::collections::BTreeSet;
 
-use sea_orm::DatabaseTransaction;
-
 use crate::error::{ApiError, ApiResult};
 use crate::meta::{ModelMeta, RelFieldMeta};
-use crate::storage::{Exec, Sql, push_id_list};
+use crate::storage::{Backend, Exec, Row, Sql, push_id_list};
 use crate::value::{cuid, is_valid_id};
 
 /// A mutation's connection: its transaction and the request's statement counter.
-pub type Tx<'a> = Exec<'a, DatabaseTransaction>;
+pub type Tx<'a> = Exec<'a, crate::storage::Tx>;
 
 /// Rows per multi-row `INSERT` (three parameters each, far below every placeholder limit).
 const INSERT_CHUNK: usize = 500;
@@ -48,7 +46,7 @@ pub(crate) async fn verify_exist(tx: &Tx<'_>, meta: &ModelMeta, ids: &[String]) 
         .push(" WHERE ")
         .ident(id_col);
     push_id_list(&mut sql, ids.iter().map(String::as_str));
-    let found = column_strings(tx.all(sql).await?)?;
+    let found = column_strings(tx.all(sql).await?, tx.backend())?;
     match ids.iter().find(|id| !found.contains(*id)) {
         Some(missing) => Err(ApiError::NodeDoesNotExist(missing.clone())),
         None => Ok(()),
@@ -56,9 +54,9 @@ pub(crate) async fn verify_exist(tx: &Tx<'_>, meta: &ModelMeta, ids: &[String]) 
 }
 
 /// The first column of every row, as strings.
-fn column_strings(rows: Vec<sea_orm::QueryResult>) -> ApiResult<BTreeSet<String>> {
+fn column_strings(rows: Vec<Row>, backend: Backend) -> ApiResult<BTreeSet<String>> {
     rows.iter()
-        .map(|r| r.try_get_by_index::<String>(0).map_err(ApiError::from))
+        .map(|r| crate::record::get(r, 0, backend).map_err(ApiError::from))
         .collect()
 }
 
@@ -94,7 +92,7 @@ async fn unlink_except(
             .push(" NOT");
         push_id_list(&mut sql, keep.iter().map(String::as_str));
         sql.push(" RETURNING ").ident(other);
-        removed.extend(column_strings(tx.all(sql).await?)?);
+        removed.extend(column_strings(tx.all(sql).await?, tx.backend())?);
     }
     Ok(removed)
 }
@@ -121,7 +119,7 @@ async fn unlink_others(
             .bind(this.into())
             .push(" RETURNING ")
             .ident(own);
-        removed.extend(column_strings(tx.all(sql).await?)?);
+        removed.extend(column_strings(tx.all(sql).await?, tx.backend())?);
     }
     Ok(removed)
 }
@@ -396,5 +394,5 @@ async fn partners(
         sql.push(" AND ").ident(field.other).push(" NOT");
         push_id_list(&mut sql, except.iter().map(String::as_str));
     }
-    column_strings(tx.all(sql).await?)
+    column_strings(tx.all(sql).await?, tx.backend())
 }

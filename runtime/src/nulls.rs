@@ -213,11 +213,13 @@ pub fn propagate(
     data: &mut serde_json::Value,
     errors: &[async_graphql::ServerError],
 ) {
+    let mut failed = errors.iter().filter(|e| !e.path.is_empty()).peekable();
+    if failed.peek().is_none() {
+        // The common case: nothing to move, and no need to parse the query again.
+        return;
+    }
     let doc = async_graphql::parser::parse_query(query).ok();
-    for e in errors {
-        if e.path.is_empty() {
-            continue;
-        }
+    for e in failed {
         let len = doc
             .as_ref()
             .and_then(|doc| landing(types, doc, operation, &e.path))

@@ -2,7 +2,6 @@
 //! SQL statement (two for `node`), with the reference's ordering and pagination rules.
 
 use async_graphql::{Context, ID, SimpleObject};
-use sea_orm::{ConnectionTrait, QueryResult};
 
 use std::sync::Arc;
 
@@ -14,7 +13,7 @@ use crate::permissions::{self, eval};
 use crate::record::Record;
 use crate::related::RelLoaders;
 use crate::state::{State, request_counter};
-use crate::storage::{Backend, Exec, Sql, push_param, push_select_col};
+use crate::storage::{Backend, Cells, Exec, Row, Run, Sql, push_param, push_select_col};
 use crate::value::{Val, is_valid_id};
 
 /// The most nodes one list field returns, with or without `first`/`last`.
@@ -257,10 +256,7 @@ pub(crate) fn push_some_columns(
 }
 
 /// Decodes every row into records.
-pub(crate) fn decode_all<R: Record>(
-    rows: &[sea_orm::QueryResult],
-    backend: Backend,
-) -> ApiResult<Vec<R>> {
+pub(crate) fn decode_all<R: Record>(rows: &[Row], backend: Backend) -> ApiResult<Vec<R>> {
     rows.iter()
         .map(|row| R::decode(row, backend).map_err(ApiError::from))
         .collect()
@@ -289,7 +285,7 @@ pub async fn some_exists<R: Record>(
     };
     let row = exec.one(sql).await?;
     let found: i32 = match row {
-        Some(row) => row.try_get_by_index(0).map_err(ApiError::from)?,
+        Some(row) => row.int(0)?.unwrap_or(0),
         None => 0,
     };
     Ok(found != 0)
@@ -554,13 +550,13 @@ pub async fn count<R: Record>(
 }
 
 /// How many nodes of `meta` match `filter` (one statement).
-pub(crate) async fn count_rows<C: ConnectionTrait>(
+pub(crate) async fn count_rows<C: Run + ?Sized>(
     exec: &Exec<'_, C>,
     meta: &ModelMeta,
     filter: Option<&Cond>,
 ) -> ApiResult<i32> {
     let count: i64 = match exec.one(count_sql(exec.backend(), meta, filter)).await? {
-        Some(row) => row.try_get_by_index(0)?,
+        Some(row) => row.int64(0)?.unwrap_or(0),
         None => 0,
     };
     Ok(count_to_i32(count))
@@ -612,7 +608,7 @@ pub async fn one<R: Record>(
 }
 
 /// Reads the node whose `field` equals `val`.
-pub(crate) async fn find_by<R: Record, C: ConnectionTrait>(
+pub(crate) async fn find_by<R: Record, C: Run + ?Sized>(
     exec: &Exec<'_, C>,
     field: usize,
     val: &Val,
@@ -624,23 +620,23 @@ pub(crate) async fn find_by<R: Record, C: ConnectionTrait>(
 }
 
 /// Reads the row of the node of `meta` whose `field` equals `val`.
-pub(crate) async fn find_row<C: ConnectionTrait>(
+pub(crate) async fn find_row<C: Run + ?Sized>(
     exec: &Exec<'_, C>,
     meta: &ModelMeta,
     field: usize,
     val: &Val,
-) -> ApiResult<Option<QueryResult>> {
+) -> ApiResult<Option<Row>> {
     find_row_with(exec, meta, field, val, None).await
 }
 
 /// [`find_row`] with the given columns ([`push_select_columns`]).
-pub(crate) async fn find_row_with<C: ConnectionTrait>(
+pub(crate) async fn find_row_with<C: Run + ?Sized>(
     exec: &Exec<'_, C>,
     meta: &ModelMeta,
     field: usize,
     val: &Val,
     columns: Option<&[usize]>,
-) -> ApiResult<Option<QueryResult>> {
+) -> ApiResult<Option<Row>> {
     let sql = find_row_sql(exec.backend(), meta, field, val, columns);
     Ok(exec.one(sql).await?)
 }
@@ -715,13 +711,11 @@ pub async fn node_model(
     let row = exec.one(sql).await.map_err(ApiError::from)?;
     Ok(match row {
         Some(row) => {
-            let idx: i64 = match state.db.backend() {
-                Backend::Postgres => {
-                    i64::from(row.try_get_by_index::<i32>(0).map_err(ApiError::from)?)
-                }
-                Backend::Sqlite => row.try_get_by_index(0).map_err(ApiError::from)?,
+            let idx: Option<i64> = match state.db.backend() {
+                Backend::Postgres => row.int(0)?.map(i64::from),
+                Backend::Sqlite => row.int64(0)?,
             };
-            usize::try_from(idx).ok()
+            idx.and_then(|idx| usize::try_from(idx).ok())
         }
         None => None,
     })

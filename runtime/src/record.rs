@@ -2,10 +2,10 @@
 //! project enum, and the conversions between Rust values, rows and [`Val`].
 
 use async_graphql::{ID, MaybeUndefined};
-use sea_orm::{DbErr, QueryResult};
+use sea_orm::DbErr;
 
 use crate::meta::ModelMeta;
-use crate::storage::{Backend, Cells};
+use crate::storage::{Backend, Cells, Row};
 use crate::value::{DateTime, Json, Val};
 
 /// A model's typed row. Generated for every model type.
@@ -21,7 +21,7 @@ pub trait Record: Sized + Clone + Send + Sync + 'static {
     fn id(&self) -> &str;
 
     /// Builds the record from a row selected with the columns of `META.fields`, in order.
-    fn decode(row: &QueryResult, backend: Backend) -> Result<Self, DbErr>;
+    fn decode(row: &Row, backend: Backend) -> Result<Self, DbErr>;
 }
 
 /// A project enum. Generated for every enum type.
@@ -147,14 +147,18 @@ impl ListItem for Json {
 }
 
 /// Reads a required column (a stored null is an error).
-pub fn get<T: Column>(row: &QueryResult, idx: usize, backend: Backend) -> Result<T, DbErr> {
+pub fn get<T: Column, R: Cells + ?Sized>(
+    row: &R,
+    idx: usize,
+    backend: Backend,
+) -> Result<T, DbErr> {
     T::get(row, idx, backend)?
         .ok_or_else(|| DbErr::Type(format!("unexpected null in column {idx}")))
 }
 
 /// Reads an optional column.
-pub fn get_opt<T: Column>(
-    row: &QueryResult,
+pub fn get_opt<T: Column, R: Cells + ?Sized>(
+    row: &R,
     idx: usize,
     backend: Backend,
 ) -> Result<Option<T>, DbErr> {

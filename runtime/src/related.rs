@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use async_graphql::Context;
-use sea_orm::{DbErr, QueryResult};
+use sea_orm::DbErr;
 use tokio::sync::oneshot;
 
 use crate::auth::Principal;
@@ -76,7 +76,7 @@ impl RelQuery {
 /// One parent's share of a batch.
 #[derive(Debug, Clone)]
 enum Loaded {
-    Rows(Arc<Vec<QueryResult>>),
+    Rows(Arc<Vec<Row>>),
     Count(i32),
 }
 
@@ -244,7 +244,7 @@ impl RelLoaders {
         page: &Page,
         parents: &[&str],
         flags: bool,
-    ) -> ApiResult<HashMap<String, Vec<QueryResult>>> {
+    ) -> ApiResult<HashMap<String, Vec<Row>>> {
         let target = field.target;
         let queries: Vec<&PermissionQuery> = match self.state.reads.of(target, &self.principal) {
             Some(rules) if flags => rules.queries().collect(),
@@ -257,7 +257,7 @@ impl RelLoaders {
             let flags = rows
                 .iter()
                 .map(|row| {
-                    let id: String = row.try_get_by_index(target.id)?;
+                    let id: String = crate::record::get(row, target.id, self.state.db.backend())?;
                     Ok((id, eval::flags_at(row, flags_col, queries.len())?))
                 })
                 .collect::<ApiResult<_>>()?;

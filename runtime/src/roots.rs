@@ -11,6 +11,7 @@
 use std::borrow::Cow;
 use std::marker::PhantomData;
 
+use crate::storage::Row;
 use async_graphql::indexmap::IndexMap;
 use async_graphql::parser::types::Field;
 use async_graphql::registry::{MetaTypeId, Registry};
@@ -19,7 +20,6 @@ use async_graphql::{
     Context, ContextSelectionSet, ID, InputType, ObjectType, OutputType, Positioned, ServerResult,
     Value,
 };
-use sea_orm::QueryResult;
 
 use crate::api::{
     Call, Resolved, WriteArgs, arg, filter_argument, list_arguments, meta_field, node_type, object,
@@ -493,8 +493,7 @@ fn op_index(op: RelOp) -> usize {
 pub struct Payloads {
     register: [fn(&mut Registry) -> String; 4],
     #[allow(clippy::type_complexity)]
-    resolve:
-        [for<'a> fn(&'a Context<'a>, Option<QueryResult>, Option<QueryResult>) -> Resolved<'a>; 4],
+    resolve: [for<'a> fn(&'a Context<'a>, Option<Row>, Option<Row>) -> Resolved<'a>; 4],
 }
 
 impl std::fmt::Debug for Payloads {
@@ -525,8 +524,8 @@ impl Payloads {
 
 fn payload<'a, S: ServiceDef, const R: usize, const OP: usize>(
     ctx: &'a Context<'a>,
-    a: Option<QueryResult>,
-    b: Option<QueryResult>,
+    a: Option<Row>,
+    b: Option<Row>,
 ) -> Resolved<'a> {
     Box::pin(async move {
         let payload = RelationPayload::<S, R, OP> {
@@ -541,8 +540,8 @@ fn payload<'a, S: ServiceDef, const R: usize, const OP: usize>(
 /// `<Op><R>Payload { <bName>: A, <aName>: B }`: the two nodes after a relation mutation (`OP`
 /// indexes [`REL_OPS`]).
 pub struct RelationPayload<S, const R: usize, const OP: usize> {
-    a: Option<QueryResult>,
-    b: Option<QueryResult>,
+    a: Option<Row>,
+    b: Option<Row>,
     _service: PhantomData<fn() -> S>,
 }
 

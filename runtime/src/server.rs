@@ -13,6 +13,7 @@ use actix_web::dev::Server;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use async_graphql::http::{GraphQLPlaygroundConfig, playground_source};
+use async_graphql::parser::types::ExecutableDocument;
 use async_graphql::{
     EmptyMutation, EmptySubscription, Executor, PathSegment, Pos, Request, Response, Schema,
     ServerError, Value, Variables,
@@ -395,22 +396,27 @@ impl Envelope<'_> {
         let known = self
             .plans
             .map(|p| p.get(&incoming.query, incoming.operation.as_deref()));
-        if let Some(Some(Some(plan))) = &known
+        if let Some(Some(direct::Known {
+            plan: Some(plan), ..
+        })) = &known
             && let Some(out) = self.direct(plan, &incoming.variables).await
         {
             self.direct.fetch_add(1, Ordering::Relaxed);
             return out;
         }
-        let mut request = match incoming.into_request() {
+        let document = known.as_ref().and_then(|k| k.as_ref()?.document.clone());
+        let mut request = match incoming.into_request(document.as_deref()) {
             Ok(request) => request,
             Err(error) => return to_json(&error),
         };
         // A text not seen before: compile it now (the executor consumes the document), and
-        // keep the plan once the executor has validated the text.
+        // keep the plan, or without one the document, once the executor has validated the text.
         let operation = request.operation_name.clone();
         let learned = match (known, request.parsed_query()) {
             (Some(None), Ok(doc)) => {
-                Some(direct::compile(self.state.service, doc, operation.as_deref()).map(Arc::new))
+                let plan = direct::compile(self.state.service, doc, operation.as_deref());
+                let doc = plan.is_none().then(|| doc.clone());
+                Some((plan.map(Arc::new), doc))
             }
             _ => None,
         };
@@ -428,10 +434,10 @@ impl Envelope<'_> {
         let query = request.query.clone();
         let response = schema.execute(request).await;
         // Errors without a path are the document's (syntax, validation, operation choice).
-        if let (Some(plans), Some(plan)) = (self.plans, learned)
+        if let (Some(plans), Some((plan, doc))) = (self.plans, learned)
             && response.errors.iter().all(|e| !e.path.is_empty())
         {
-            plans.insert(&query, operation.as_deref(), plan);
+            plans.insert(&query, operation.as_deref(), plan, doc);
         }
         let types = (self.nulls, query.as_str(), operation.as_deref());
         to_json(&render(response, self.request_id, Some(types)))
@@ -506,13 +512,19 @@ fn read_request(item: serde_json::Value, request_id: &str) -> Result<Incoming, s
 }
 
 impl Incoming {
-    /// The request, its query parsed; `Err` holds the reference's syntax-error body.
-    fn into_request(self) -> Result<Request, serde_json::Value> {
+    /// The request, its query parsed (or `document`, the query's document parsed before);
+    /// `Err` holds the reference's syntax-error body.
+    fn into_request(
+        self,
+        document: Option<&ExecutableDocument>,
+    ) -> Result<Request, serde_json::Value> {
         let mut request = Request::new(self.query).variables(self.variables);
         if let Some(name) = self.operation {
             request = request.operation_name(name);
         }
-        if let Err(err) = request.parsed_query() {
+        if let Some(doc) = document {
+            request.set_parsed_query(doc.clone());
+        } else if let Err(err) = request.parsed_query() {
             return Err(serde_json::json!({
                 "error": format!("Syntax error while parsing GraphQL query. {}", err.message),
             }));
@@ -523,7 +535,7 @@ impl Incoming {
 
 /// Reads one request object and parses its query; `Err` holds the error body.
 fn parse_request(item: serde_json::Value, request_id: &str) -> Result<Request, serde_json::Value> {
-    read_request(item, request_id)?.into_request()
+    read_request(item, request_id)?.into_request(None)
 }
 
 /// Renders an executed request: validation errors without `data` or `code`; otherwise `data`

@@ -4,7 +4,7 @@
 
 use async_graphql::{Context, ID, SimpleObject};
 use chrono::Utc;
-use sea_orm::{DatabaseTransaction, QueryResult, SqlErr};
+use sea_orm::SqlErr;
 
 use crate::edges::{
     Tx, check_id, connect, delete_nodes, disconnect_except, disconnect_pair, link_if_exists,
@@ -19,20 +19,23 @@ use crate::permissions::read::allow_payload;
 use crate::read::{find_by, find_row, push_select};
 use crate::record::Record;
 use crate::state::{State, request_counter};
-use crate::storage::{Backend, Exec, Sql, to_db, unique_violation};
+use crate::storage::{Backend, Exec, Row, Sql, sql_err, to_db, unique_violation};
 use crate::value::{Val, cuid, is_valid_id};
 
 /// Longest text a String, Json or list field may hold (the reference's "256KB").
 pub const MAX_TEXT_CHARS: usize = 262_144;
 
 /// Runs `body` in one transaction of the request: committed when it succeeds, rolled back (by
-/// dropping the transaction) when it fails.
+/// dropping the transaction) when it fails. `inline`: the work is bounded by the request (one
+/// node and what its arguments name, and cascades), so on SQLite it may run on the calling
+/// thread (`storage/writer.rs`); the filtered `deleteMany`/`updateMany` are not.
 async fn in_transaction<T>(
     ctx: &Context<'_>,
+    inline: bool,
     body: impl AsyncFnOnce(&Tx<'_>) -> ApiResult<T>,
 ) -> ApiResult<T> {
     let state = State::of(ctx);
-    let tx: DatabaseTransaction = state.db.begin().await?;
+    let tx = state.db.begin_write(inline).await?;
     let exec = Exec {
         conn: &tx,
         counter: request_counter(ctx),
@@ -50,7 +53,7 @@ pub async fn create<R: Record>(ctx: &Context<'_>, args: Write) -> async_graphql:
     let row = if backend == Backend::Postgres && perms.bypass() && one_statement(R::META, &args) {
         create_in_one_statement(ctx, R::META, args).await?
     } else {
-        in_transaction(ctx, async |tx| {
+        in_transaction(ctx, true, async |tx| {
             insert_node(tx, &perms, R::META, args, None).await
         })
         .await?
@@ -80,7 +83,7 @@ async fn create_in_one_statement(
     ctx: &Context<'_>,
     meta: &'static ModelMeta,
     write: Write,
-) -> ApiResult<QueryResult> {
+) -> ApiResult<Row> {
     check_required(meta, &write, None)?;
     let state = State::of(ctx);
     let mut sql = state.db.sql();
@@ -112,8 +115,8 @@ async fn create_in_one_statement(
     match exec.one(sql).await {
         Ok(Some(row)) => Ok(row),
         Ok(None) => Err(ApiError::Internal("insert returned no row".into())),
-        Err(e) if matches!(e.sql_err(), Some(SqlErr::ForeignKeyConstraintViolation(_))) => {
-            in_transaction(ctx, async |tx| {
+        Err(e) if matches!(sql_err(&e), Some(SqlErr::ForeignKeyConstraintViolation(_))) => {
+            in_transaction(ctx, true, async |tx| {
                 for (target, other) in &partners {
                     verify_exist(tx, target, std::slice::from_ref(other)).await?;
                 }
@@ -134,7 +137,7 @@ pub async fn update<R: Record>(
     let backend = State::of(ctx).db.backend();
     let perms = Perms::of(ctx);
     allow_payload(ctx, payload_fields(R::META, &args));
-    let row = in_transaction(ctx, async |tx| {
+    let row = in_transaction(ctx, true, async |tx| {
         update_node(tx, &perms, R::META, &id, args).await
     })
     .await?;
@@ -151,7 +154,7 @@ pub async fn update_or_create<R: Record>(
 ) -> async_graphql::Result<Option<R>> {
     let backend = State::of(ctx).db.backend();
     let perms = Perms::of(ctx);
-    let row = in_transaction(ctx, async |tx| {
+    let row = in_transaction(ctx, true, async |tx| {
         let exists = is_valid_id(&id)
             && find_by::<R, _>(tx, R::META.id, &Val::String(id.to_string()))
                 .await?
@@ -174,7 +177,7 @@ pub async fn delete<R: Record>(ctx: &Context<'_>, id: ID) -> async_graphql::Resu
     check_id(&id)?;
     let perms = Perms::of(ctx);
     allow_payload(ctx, vec![meta.fields[meta.id].name]);
-    let node = in_transaction(ctx, async |tx| {
+    let node = in_transaction(ctx, true, async |tx| {
         let node = find_by::<R, _>(tx, meta.id, &Val::String(id.to_string()))
             .await?
             .ok_or_else(|| not_found(meta, &id))?;
@@ -204,7 +207,7 @@ async fn matching_ids<R: Record>(
     tx.all(sql)
         .await?
         .iter()
-        .map(|r| r.try_get_by_index::<String>(0).map_err(ApiError::from))
+        .map(|r| crate::record::get(r, 0, tx.backend()).map_err(ApiError::from))
         .collect()
 }
 
@@ -234,7 +237,7 @@ pub async fn delete_many<R: Record>(
         f.cond.check()?;
     }
     let perms = Perms::of(ctx);
-    let count = in_transaction(ctx, async |tx| {
+    let count = in_transaction(ctx, false, async |tx| {
         let ids = matching_ids::<R>(tx, &filter).await?;
         let count = ids.len();
         let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
@@ -264,7 +267,7 @@ pub async fn update_many<R: Record>(
         values: data,
         rels: Vec::new(),
     };
-    let count = in_transaction(ctx, async |tx| {
+    let count = in_transaction(ctx, false, async |tx| {
         if !perms.bypass() {
             let ids = matching_ids::<R>(tx, &filter).await?;
             let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
@@ -306,14 +309,14 @@ pub async fn relate(
     op: RelOp,
     b_id: ID,
     a_id: ID,
-) -> async_graphql::Result<(Option<QueryResult>, Option<QueryResult>)> {
+) -> async_graphql::Result<(Option<Row>, Option<Row>)> {
     let f = &a_meta.relations[field];
     let b_meta = f.target;
     check_id(&b_id)?;
     check_id(&a_id)?;
     let (b, a) = (b_id.to_string(), a_id.to_string());
     let perms = Perms::of(ctx);
-    let nodes = in_transaction(ctx, async |tx| {
+    let nodes = in_transaction(ctx, true, async |tx| {
         match op {
             RelOp::AddTo | RelOp::Set => {
                 verify_exist(tx, b_meta, std::slice::from_ref(&b)).await?;
@@ -383,11 +386,11 @@ async fn insert_node(
     meta: &'static ModelMeta,
     write: Write,
     parent: Option<(usize, String)>,
-) -> ApiResult<QueryResult> {
+) -> ApiResult<Row> {
     check_required(meta, &write, parent.as_ref().map(|p| p.0))?;
     perms.check_write(tx, meta, None, &write).await?;
     let row = insert_row(tx, meta, write.values).await?;
-    let id: String = row.try_get_by_index(meta.id).map_err(ApiError::from)?;
+    let id: String = crate::record::get(&row, meta.id, tx.backend()).map_err(ApiError::from)?;
     if let Some((field, parent_id)) = parent {
         perms
             .check_relation(tx, &meta.relations[field], &id, &[parent_id.as_str()], true)
@@ -405,7 +408,7 @@ async fn update_node(
     meta: &'static ModelMeta,
     id: &str,
     write: Write,
-) -> ApiResult<QueryResult> {
+) -> ApiResult<Row> {
     check_id(id)?;
     perms.check_write(tx, meta, Some(&[id]), &write).await?;
     let row = modify_row(tx, meta, id, write.values).await?;
@@ -468,7 +471,7 @@ async fn insert_row(
     tx: &Tx<'_>,
     meta: &'static ModelMeta,
     args: Vec<(usize, Option<Val>)>,
-) -> ApiResult<QueryResult> {
+) -> ApiResult<Row> {
     let mut sql = Sql::new(tx.backend());
     push_insert(&mut sql, meta, args)?;
     tx.one(sql)
@@ -577,7 +580,7 @@ async fn modify_row(
     meta: &'static ModelMeta,
     id: &str,
     args: Vec<(usize, Option<Val>)>,
-) -> ApiResult<QueryResult> {
+) -> ApiResult<Row> {
     let sets = scalar_sets(meta, args)?;
     let mut sql = Sql::new(tx.backend());
     let id_col = meta.fields[meta.id].name;

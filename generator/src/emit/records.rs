@@ -271,7 +271,7 @@ fn emit_record(model: &Model, ty: TypeId) -> TokenStream {
                 &self.id
             }
 
-            fn decode(row: &#rt::QueryResult, backend: #rt::Backend) -> #rt::Result<Self, #rt::DbErr> {
+            fn decode(row: &#rt::Row, backend: #rt::Backend) -> #rt::Result<Self, #rt::DbErr> {
                 #rt::Ok(Self { #(#decoders,)* })
             }
         }

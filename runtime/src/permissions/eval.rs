@@ -12,13 +12,12 @@ use std::collections::HashMap;
 
 use async_graphql::indexmap::IndexMap;
 use async_graphql::{Name, Value};
-use sea_orm::ConnectionTrait;
 
 use crate::error::{ApiError, ApiResult};
 use crate::filter::{OUTER, order_items, outer_value, parse_filter};
 use crate::meta::{ModelMeta, PermValue, PermissionQuery, ServiceMeta, VarSource};
 use crate::read::{Page, push_exists};
-use crate::storage::{Exec, Sql, push_id_any};
+use crate::storage::{Cells, Exec, Run, Sql, push_id_any};
 
 /// What a permission variable stands for in one evaluation.
 #[derive(Debug, Clone)]
@@ -36,7 +35,7 @@ pub(crate) type Binder<'a> = &'a (dyn Fn(VarSource) -> Bind + Sync);
 
 /// Whether every query grants, for each outer node: id → one flag per query, in order. Ids
 /// that name no node are missing from the map.
-pub(crate) async fn for_nodes<C: ConnectionTrait>(
+pub(crate) async fn for_nodes<C: Run + ?Sized>(
     exec: &Exec<'_, C>,
     service: &ServiceMeta,
     queries: &[&PermissionQuery],
@@ -61,7 +60,9 @@ pub(crate) async fn for_nodes<C: ConnectionTrait>(
     let rows = exec.all(sql).await?;
     let mut out: HashMap<String, Vec<bool>> = HashMap::with_capacity(rows.len());
     for row in rows {
-        let id: String = row.try_get_by_index(0)?;
+        let id = row
+            .string(0)?
+            .ok_or_else(|| ApiError::Internal("a node without id".into()))?;
         out.insert(id, flags_at(&row, 1, queries.len())?);
     }
     Ok(out)
@@ -86,21 +87,20 @@ pub(crate) fn push_flags(
 
 /// The `count` flags [`push_flags`] selected, from column `start` on.
 pub(crate) fn flags_at(
-    row: &sea_orm::QueryResult,
+    row: &(impl Cells + ?Sized),
     start: usize,
     count: usize,
 ) -> ApiResult<Vec<bool>> {
-    (start..start + count)
-        .map(|i| {
-            row.try_get_by_index::<i32>(i)
-                .map(|v| v != 0)
-                .map_err(ApiError::from)
-        })
-        .collect()
+    (start..start + count).map(|i| flag(row, i)).collect()
+}
+
+/// A `CASE WHEN … THEN 1 ELSE 0 END` column.
+fn flag(row: &(impl Cells + ?Sized), idx: usize) -> ApiResult<bool> {
+    Ok(row.int(idx)?.is_some_and(|v| v != 0))
 }
 
 /// Whether each query grants, when no variable depends on a node.
-pub(crate) async fn constant<C: ConnectionTrait>(
+pub(crate) async fn constant<C: Run + ?Sized>(
     exec: &Exec<'_, C>,
     service: &ServiceMeta,
     queries: &[&PermissionQuery],
@@ -123,13 +123,7 @@ pub(crate) async fn constant<C: ConnectionTrait>(
         .one(sql)
         .await?
         .ok_or_else(|| ApiError::Internal("permission query returned no row".into()))?;
-    (0..queries.len())
-        .map(|i| {
-            row.try_get_by_index::<i32>(i)
-                .map(|v| v != 0)
-                .map_err(ApiError::from)
-        })
-        .collect()
+    (0..queries.len()).map(|i| flag(&row, i)).collect()
 }
 
 /// Appends the condition of one query: its calls' `EXISTS` joined with `AND`.

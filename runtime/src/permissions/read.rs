@@ -381,9 +381,9 @@ mod tests {
             &self.id
         }
 
-        fn decode(row: &sea_orm::QueryResult, _: Backend) -> Result<Self, sea_orm::DbErr> {
+        fn decode(row: &crate::storage::Row, backend: Backend) -> Result<Self, sea_orm::DbErr> {
             Ok(Note {
-                id: row.try_get_by_index(0)?,
+                id: crate::record::get(row, 0, backend)?,
             })
         }
     }

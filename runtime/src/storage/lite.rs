@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use rusqlite::types::{Null, ValueRef};
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags, Statement};
 use sea_orm::{DbErr, Value};
 
 use super::{Backend, Cells, parse_stored_datetime};
@@ -236,6 +236,17 @@ fn run(
     values: &[Value],
 ) -> Result<Result<Vec<LiteRow>, Refused>, rusqlite::Error> {
     let mut stmt = conn.prepare_cached(sql)?;
+    if let Err(refused) = bind(&mut stmt, values)? {
+        return Ok(Err(refused));
+    }
+    read_rows(&mut stmt)
+}
+
+/// Binds `values` to the statement's `?`s, in order.
+pub(super) fn bind(
+    stmt: &mut Statement<'_>,
+    values: &[Value],
+) -> Result<Result<(), Refused>, rusqlite::Error> {
     for (i, value) in values.iter().enumerate() {
         let at = i + 1;
         match value {
@@ -257,6 +268,13 @@ fn run(
             }
         }
     }
+    Ok(Ok(()))
+}
+
+/// Runs the bound statement to its end and reads every row it yields.
+pub(super) fn read_rows(
+    stmt: &mut Statement<'_>,
+) -> Result<Result<Vec<LiteRow>, Refused>, rusqlite::Error> {
     let width = stmt.column_count();
     let mut rows = stmt.raw_query();
     let mut out = Vec::new();

@@ -13,6 +13,7 @@ pub mod ddl;
 pub mod lite;
 mod pg;
 pub mod sql;
+pub mod writer;
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -59,6 +60,9 @@ pub struct Db {
     /// SQLite: the read-only connections compiled plans read through on the calling thread
     /// (`lite.rs`); absent for PostgreSQL and for a database that is not a file.
     lite: Option<Arc<lite::Readers>>,
+    /// SQLite: the connection mutations write through on the calling thread, and the turn
+    /// every write transaction takes (`writer.rs`); absent as `lite` is.
+    writer: Option<Arc<writer::Writer>>,
 }
 
 /// Where statements outside a transaction run: a sqlx pool (SQLite), or on PostgreSQL a set of
@@ -126,6 +130,7 @@ impl Db {
                 write: direct,
                 tx: SqlxPostgresConnector::from_sqlx_postgres_pool(pool),
                 lite: None,
+                writer: None,
             })
         } else if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)
@@ -148,19 +153,25 @@ impl Db {
             let reader = connect(4)
                 .await
                 .map_err(|e| DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string())))?;
-            let writer = SqlxSqliteConnector::from_sqlx_sqlite_pool(writer);
+            let orm_writer = SqlxSqliteConnector::from_sqlx_sqlite_pool(writer);
             // The pools have created the file (and, in WAL mode, its `-shm` index, which
             // read-only connections need). An in-memory database has no file to open again.
-            let lite = std::fs::canonicalize(options.get_filename())
+            let file = std::fs::canonicalize(options.get_filename())
                 .ok()
-                .filter(|path| path.is_file())
-                .map(|path| Arc::new(lite::Readers::new(&path)));
+                .filter(|path| path.is_file());
+            let lite = file
+                .as_deref()
+                .map(|path| Arc::new(lite::Readers::new(path)));
+            let writer = file
+                .as_deref()
+                .map(|path| Arc::new(writer::Writer::new(path)));
             Ok(Db {
                 backend: Backend::Sqlite,
                 read: Conn::Pool(SqlxSqliteConnector::from_sqlx_sqlite_pool(reader)),
-                write: Conn::Pool(writer.clone()),
-                tx: writer,
+                write: Conn::Pool(orm_writer.clone()),
+                tx: orm_writer,
                 lite,
+                writer,
             })
         } else {
             Err(DbErr::Conn(sea_orm::RuntimeErr::Internal(format!(
@@ -183,9 +194,34 @@ impl Db {
         &self.write
     }
 
-    /// Starts the transaction a mutation runs in.
-    pub async fn begin(&self) -> Result<DatabaseTransaction, DbErr> {
-        self.tx.begin().await
+    /// Starts a transaction on sea-orm's connection (migrations, system tables), after taking
+    /// the write turn on SQLite.
+    pub async fn begin(&self) -> Result<OrmTx, DbErr> {
+        let turn = match &self.writer {
+            Some(writer) => Some(writer.turn().await),
+            None => None,
+        };
+        Ok(OrmTx {
+            tx: self.tx.begin().await?,
+            _turn: turn,
+        })
+    }
+
+    /// Starts the transaction a mutation runs in: on SQLite, on the calling thread when
+    /// `inline` (work with a bound: `writer.rs`), else through sqlx after taking the write turn.
+    pub async fn begin_write(&self, inline: bool) -> Result<Tx, DbErr> {
+        let turn = match &self.writer {
+            Some(writer) if inline => match writer.begin().await? {
+                writer::Begun::Here(tx) => return Ok(Tx::Lite(tx)),
+                writer::Begun::Busy(turn) => Some(turn),
+            },
+            Some(writer) => Some(writer.turn().await),
+            None => None,
+        };
+        Ok(Tx::Orm(OrmTx {
+            tx: self.tx.begin().await?,
+            _turn: turn,
+        }))
     }
 
     /// A new SQL builder for this database's dialect.
@@ -207,7 +243,7 @@ impl Db {
 
     /// Runs a batch of DDL statements in one transaction.
     pub async fn execute_script(&self, statements: &[String]) -> Result<(), DbErr> {
-        let tx = self.tx.begin().await?;
+        let tx = self.begin().await?;
         for s in statements {
             tx.execute_unprepared(s).await?;
         }
@@ -234,39 +270,145 @@ impl Counter {
     }
 }
 
+/// A transaction on sea-orm's connection, holding the write turn on SQLite ([`Db::begin`]).
+pub struct OrmTx {
+    tx: DatabaseTransaction,
+    _turn: Option<writer::Turn>,
+}
+
+impl std::ops::Deref for OrmTx {
+    type Target = DatabaseTransaction;
+    fn deref(&self) -> &DatabaseTransaction {
+        &self.tx
+    }
+}
+
+impl OrmTx {
+    pub async fn commit(self) -> Result<(), DbErr> {
+        self.tx.commit().await
+    }
+
+    pub async fn rollback(self) -> Result<(), DbErr> {
+        self.tx.rollback().await
+    }
+}
+
+/// A mutation's transaction ([`Db::begin_write`]): rolled back when dropped uncommitted.
+pub enum Tx {
+    Orm(OrmTx),
+    /// SQLite, on the calling thread.
+    Lite(writer::WriteTx),
+}
+
+impl Tx {
+    pub async fn commit(self) -> Result<(), DbErr> {
+        match self {
+            Tx::Orm(tx) => tx.commit().await,
+            Tx::Lite(tx) => tx.commit(),
+        }
+    }
+}
+
+/// Where [`Exec`] runs statements: a connection or a transaction. Rows come back as [`Row`]s,
+/// read through [`Cells`] whichever driver read them.
+#[async_trait::async_trait]
+pub trait Run: Sync {
+    fn backend(&self) -> Backend;
+    async fn all(&self, sql: Sql) -> Result<Vec<Row>, DbErr>;
+    async fn one(&self, sql: Sql) -> Result<Option<Row>, DbErr>;
+    /// Runs a write; returns how many rows it changed.
+    async fn execute(&self, sql: Sql) -> Result<u64, DbErr>;
+}
+
+/// [`Run`] for sea-orm's connections and transactions.
+macro_rules! run_through_sea_orm {
+    ($($t:ty),*) => {$(
+        #[async_trait::async_trait]
+        impl Run for $t {
+            fn backend(&self) -> Backend {
+                match self.get_database_backend() {
+                    sea_orm::DbBackend::Postgres => Backend::Postgres,
+                    _ => Backend::Sqlite,
+                }
+            }
+            async fn all(&self, sql: Sql) -> Result<Vec<Row>, DbErr> {
+                let rows = self.query_all_raw(sql.into_statement()).await?;
+                Ok(rows.into_iter().map(Row::Orm).collect())
+            }
+            async fn one(&self, sql: Sql) -> Result<Option<Row>, DbErr> {
+                Ok(self.query_one_raw(sql.into_statement()).await?.map(Row::Orm))
+            }
+            async fn execute(&self, sql: Sql) -> Result<u64, DbErr> {
+                Ok(self.execute_raw(sql.into_statement()).await?.rows_affected())
+            }
+        }
+    )*};
+}
+run_through_sea_orm!(Conn, DatabaseConnection, DatabaseTransaction);
+
+#[async_trait::async_trait]
+impl Run for Tx {
+    fn backend(&self) -> Backend {
+        match self {
+            Tx::Orm(tx) => Run::backend(&**tx),
+            Tx::Lite(_) => Backend::Sqlite,
+        }
+    }
+    async fn all(&self, sql: Sql) -> Result<Vec<Row>, DbErr> {
+        match self {
+            Tx::Orm(tx) => Run::all(&**tx, sql).await,
+            Tx::Lite(tx) => Ok(tx
+                .query(sql.text(), sql.values())?
+                .into_iter()
+                .map(Row::Lite)
+                .collect()),
+        }
+    }
+    async fn one(&self, sql: Sql) -> Result<Option<Row>, DbErr> {
+        match self {
+            Tx::Orm(tx) => Run::one(&**tx, sql).await,
+            Tx::Lite(_) => Ok(self.all(sql).await?.into_iter().next()),
+        }
+    }
+    async fn execute(&self, sql: Sql) -> Result<u64, DbErr> {
+        match self {
+            Tx::Orm(tx) => Run::execute(&**tx, sql).await,
+            Tx::Lite(tx) => tx.execute(sql.text(), sql.values()),
+        }
+    }
+}
+
 /// A connection (pool or transaction) plus the request's statement counter.
-pub struct Exec<'a, C: ConnectionTrait> {
+pub struct Exec<'a, C: Run + ?Sized> {
     pub conn: &'a C,
     pub counter: &'a Counter,
 }
 
-impl<C: ConnectionTrait> Exec<'_, C> {
+impl<C: Run + ?Sized> Exec<'_, C> {
     /// The dialect of the connection.
     pub fn backend(&self) -> Backend {
-        match self.conn.get_database_backend() {
-            sea_orm::DbBackend::Postgres => Backend::Postgres,
-            _ => Backend::Sqlite,
-        }
+        self.conn.backend()
     }
 
-    pub async fn all(&self, sql: Sql) -> Result<Vec<QueryResult>, DbErr> {
+    pub async fn all(&self, sql: Sql) -> Result<Vec<Row>, DbErr> {
         self.counter.0.fetch_add(1, Ordering::Relaxed);
-        self.conn.query_all_raw(sql.into_statement()).await
+        self.conn.all(sql).await
     }
 
-    pub async fn one(&self, sql: Sql) -> Result<Option<QueryResult>, DbErr> {
+    pub async fn one(&self, sql: Sql) -> Result<Option<Row>, DbErr> {
         self.counter.0.fetch_add(1, Ordering::Relaxed);
-        self.conn.query_one_raw(sql.into_statement()).await
+        self.conn.one(sql).await
     }
 
     pub async fn execute(&self, sql: Sql) -> Result<u64, DbErr> {
         self.counter.0.fetch_add(1, Ordering::Relaxed);
-        Ok(self
-            .conn
-            .execute_raw(sql.into_statement())
-            .await?
-            .rows_affected())
+        self.conn.execute(sql).await
     }
+}
+
+/// The constraint a failed statement broke, whichever driver ran it.
+pub fn sql_err(err: &DbErr) -> Option<sea_orm::SqlErr> {
+    err.sql_err().or_else(|| writer::sql_err(err))
 }
 
 /// A row of a compiled plan's statement: read by sqlx, or on SQLite by [`lite`].
@@ -309,7 +451,7 @@ impl PlanExec<'_> {
             conn: self.db.reader(),
             counter: self.counter,
         };
-        Ok(exec.all(sql).await?.into_iter().map(Row::Orm).collect())
+        exec.all(sql).await
     }
 }
 
@@ -656,7 +798,7 @@ fn parse_stored_datetime(text: &str) -> Result<chrono::DateTime<chrono::Utc>, Db
 /// The field named by a unique-constraint violation, if `err` is one. `Some(None)` means it is a
 /// violation whose field could not be determined.
 pub fn unique_violation(err: &DbErr, table: &str) -> Option<Option<String>> {
-    let sea_orm::SqlErr::UniqueConstraintViolation(message) = err.sql_err()? else {
+    let sea_orm::SqlErr::UniqueConstraintViolation(message) = sql_err(err)? else {
         return None;
     };
     // SQLite: `UNIQUE constraint failed: Post.slug`; PostgreSQL: `… constraint "Post_slug_key"`.

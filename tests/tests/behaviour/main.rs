@@ -95,3 +95,4 @@ mod secret;
 mod statements;
 mod system_api;
 mod tokens;
+mod writer;

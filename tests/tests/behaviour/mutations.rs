@@ -361,4 +361,35 @@ db_tests! {
             json!({ "data": { "updatePost": { "title": "u", "createdAt": first["Post"]["createdAt"] } } })
         );
     }
+
+    /// The executor keeps the parsed document of a mutation text it answered and reuses it
+    /// for the same text: later requests are still validated against their variables and
+    /// answered as a text seen for the first time is.
+    async fn a_mutation_text_sent_again_is_answered_as_a_new_one(srv) {
+        let text = "mutation Make($slug: String!, $title: String!) { \
+                    createPost(slug: $slug, title: $title) { slug title votes } }";
+        // The same operation as another text (one more space): parsed afresh each time it is new.
+        let fresh = |n: usize| format!("{text}{}", " ".repeat(n + 1));
+        let before = post_count(srv).await;
+        for (n, (slug, title)) in [("a", "A"), ("b", "B"), ("c", "C")].into_iter().enumerate() {
+            let vars = json!({ "slug": slug, "title": title });
+            let again = srv.gql_vars(text, vars.clone()).await;
+            assert_eq!(
+                again,
+                json!({ "data": { "createPost": { "slug": slug, "title": title, "votes": 0 } } })
+            );
+            let vars = json!({ "slug": format!("{slug}2"), "title": title });
+            let new = srv.gql_vars(&fresh(n), vars).await;
+            assert_eq!(new["data"]["createPost"]["title"], json!(title), "{new}");
+        }
+        // Bad variables: the same errors as for a text never seen, and nothing written.
+        for vars in [json!({ "slug": 5, "title": "T" }), json!({ "title": "T" })] {
+            let again = srv.gql_vars(text, vars.clone()).await;
+            let new = srv.gql_vars(&fresh(9), vars.clone()).await;
+            assert!(again.get("errors").is_some(), "{again}");
+            assert_eq!(again, new, "{vars}");
+        }
+        let after = post_count(srv).await;
+        assert_eq!(after.as_i64(), before.as_i64().map(|n| n + 6));
+    }
 }
