@@ -9,7 +9,9 @@
 //! which the generator guarantees to be unique.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::marker::PhantomData;
+use std::sync::RwLock;
 
 use crate::storage::Row;
 use async_graphql::indexmap::IndexMap;
@@ -275,6 +277,7 @@ fn model_named(service: &ServiceMeta, name: &str) -> &'static ModelMeta {
 }
 
 /// A mutation field: what it writes.
+#[derive(Clone, Copy)]
 enum MutationField {
     Model(&'static ModelMeta, Call<'static>),
     Relation(usize, RelOp),
@@ -335,6 +338,37 @@ impl<S: ServiceDef> Mutation<S> {
             }
         }
         out
+    }
+
+    /// The mutation field called `name`. The fields are listed once per service, not per call
+    /// (listing them formats a name for every model and operation).
+    fn field(name: &str) -> Option<MutationField> {
+        type ByName = HashMap<String, MutationField>;
+        static BY_SERVICE: RwLock<Vec<(usize, &'static ByName)>> = RwLock::new(Vec::new());
+        let key = std::ptr::from_ref(S::META) as usize;
+        let known = |all: &[(usize, &'static ByName)]| {
+            all.iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, by_name)| *by_name)
+        };
+        let listed = BY_SERVICE.read().ok().and_then(|all| known(&all));
+        let by_name = match listed {
+            Some(by_name) => by_name,
+            None => {
+                let mut all = BY_SERVICE.write().unwrap_or_else(|e| e.into_inner());
+                match known(&all) {
+                    Some(by_name) => by_name,
+                    None => {
+                        // One map per service type for the life of the process.
+                        let by_name: &'static ByName =
+                            Box::leak(Box::new(Self::fields().into_iter().collect()));
+                        all.push((key, by_name));
+                        by_name
+                    }
+                }
+            }
+        };
+        by_name.get(name).copied()
     }
 }
 
@@ -441,10 +475,9 @@ impl<S: ServiceDef> ContainerType for Mutation<S> {
 
     async fn resolve_field(&self, ctx: &Context<'_>) -> ServerResult<Option<Value>> {
         let name = ctx.item.node.name.node.as_str();
-        let found = Self::fields().into_iter().find(|(n, _)| n == name);
-        match found {
-            Some((_, MutationField::Model(m, call))) => (m.ops.resolve)(ctx, call).await,
-            Some((_, MutationField::Relation(r, op))) => relation_mutation::<S>(ctx, r, op).await,
+        match Self::field(name) {
+            Some(MutationField::Model(m, call)) => (m.ops.resolve)(ctx, call).await,
+            Some(MutationField::Relation(r, op)) => relation_mutation::<S>(ctx, r, op).await,
             None => Ok(None),
         }
     }

@@ -1,13 +1,14 @@
 //! The storage layer: the only place that talks to the database.
 //!
 //! SQLite (the embedded default) and PostgreSQL are both first-class. SQLite runs in WAL mode with
-//! a pool of reader connections and a single writer connection, so writes queue in the process
-//! instead of failing with `SQLITE_BUSY`; compiled plans read through read-only connections of
-//! their own, on the calling thread (`lite.rs`, through [`PlanExec`]). PostgreSQL runs single
-//! statements, reads and writes, on connections kept outside sqlx's pool, so that each costs one
-//! round trip (`pg.rs`), and transactions on a pool. Every statement goes through [`Exec`], which counts statements per
-//! request (the count is reported in a response header and used by tests that guard against N+1
-//! queries).
+//! a pool of reader connections and one write turn, so writes queue in the process instead of
+//! failing with `SQLITE_BUSY`; compiled plans read through read-only connections of their own, on
+//! the calling thread (`lite.rs`, through [`PlanExec`]), and bounded mutations write through a
+//! connection of their own, also on the calling thread (`writer.rs`, through [`Tx`]). PostgreSQL
+//! runs single statements, reads and writes, on connections kept outside sqlx's pool, so that each
+//! costs one round trip (`pg.rs`), and transactions on a pool. Every statement goes through
+//! [`Exec`], which counts statements per request (the count is reported in a response header and
+//! used by tests that guard against N+1 queries).
 
 pub mod ddl;
 pub mod lite;
