@@ -65,9 +65,15 @@ pub(crate) struct Plans {
 }
 
 /// What is known of a query text run as one operation.
-#[derive(Clone, Default)]
-pub(crate) struct Known {
+struct Known {
     operation: Option<String>,
+    plan: Option<Arc<Plan>>,
+    document: Option<Arc<ExecutableDocument>>,
+}
+
+/// What [`Plans::get`] tells of a text seen before.
+#[derive(Default)]
+pub(crate) struct Seen {
     /// Its plan; `None` when the executor answers it.
     pub(crate) plan: Option<Arc<Plan>>,
     /// Without a plan, the text's parsed document (short texts only).
@@ -76,15 +82,18 @@ pub(crate) struct Known {
 
 impl Plans {
     /// What is known of `query` run as `operation`: `None` when it has not been seen.
-    pub(crate) fn get(&self, query: &str, operation: Option<&str>) -> Option<Known> {
+    pub(crate) fn get(&self, query: &str, operation: Option<&str>) -> Option<Seen> {
         if query.len() > MAX_PLANNED_TEXT {
-            return Some(Known::default());
+            return Some(Seen::default());
         }
         let map = self.by_query.read().unwrap_or_else(|e| e.into_inner());
         map.get(query)?
             .iter()
             .find(|known| known.operation.as_deref() == operation)
-            .cloned()
+            .map(|known| Seen {
+                plan: known.plan.clone(),
+                document: known.document.clone(),
+            })
     }
 
     /// Remembers the plan of a query text the executor has validated, or without one its

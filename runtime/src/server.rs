@@ -396,7 +396,7 @@ impl Envelope<'_> {
         let known = self
             .plans
             .map(|p| p.get(&incoming.query, incoming.operation.as_deref()));
-        if let Some(Some(direct::Known {
+        if let Some(Some(direct::Seen {
             plan: Some(plan), ..
         })) = &known
             && let Some(out) = self.direct(plan, &incoming.variables).await
