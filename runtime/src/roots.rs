@@ -11,7 +11,6 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::sync::RwLock;
 
 use crate::storage::Row;
 use async_graphql::indexmap::IndexMap;
@@ -37,8 +36,21 @@ use crate::write::{BatchPayload, RelOp, relate};
 /// The root query type of the Simple API.
 pub struct Query<S>(PhantomData<fn() -> S>);
 
-/// The root mutation type of the Simple API.
-pub struct Mutation<S>(PhantomData<fn() -> S>);
+/// The root mutation type of the Simple API, with its fields by name (listing them formats a
+/// name for every model and operation, so it is done once, not per call).
+pub struct Mutation<S> {
+    by_name: HashMap<String, MutationField>,
+    _service: PhantomData<fn() -> S>,
+}
+
+impl<S: ServiceDef> Default for Mutation<S> {
+    fn default() -> Self {
+        Mutation {
+            by_name: Self::fields().into_iter().collect(),
+            _service: PhantomData,
+        }
+    }
+}
 
 /// The root query type of the permission schema served at `/permissions`: `Some<Type>Exists`.
 pub struct PermissionQuery<S>(PhantomData<fn() -> S>);
@@ -52,7 +64,7 @@ macro_rules! root_new {
         }
     )*};
 }
-root_new!(Query, Mutation, PermissionQuery);
+root_new!(Query, PermissionQuery);
 
 /// The model named `User`, which has the `user` query field and whose create comes last.
 fn user_model(meta: &ServiceMeta) -> Option<&'static ModelMeta> {
@@ -339,37 +351,6 @@ impl<S: ServiceDef> Mutation<S> {
         }
         out
     }
-
-    /// The mutation field called `name`. The fields are listed once per service, not per call
-    /// (listing them formats a name for every model and operation).
-    fn field(name: &str) -> Option<MutationField> {
-        type ByName = HashMap<String, MutationField>;
-        static BY_SERVICE: RwLock<Vec<(usize, &'static ByName)>> = RwLock::new(Vec::new());
-        let key = std::ptr::from_ref(S::META) as usize;
-        let known = |all: &[(usize, &'static ByName)]| {
-            all.iter()
-                .find(|(k, _)| *k == key)
-                .map(|(_, by_name)| *by_name)
-        };
-        let listed = BY_SERVICE.read().ok().and_then(|all| known(&all));
-        let by_name = match listed {
-            Some(by_name) => by_name,
-            None => {
-                let mut all = BY_SERVICE.write().unwrap_or_else(|e| e.into_inner());
-                match known(&all) {
-                    Some(by_name) => by_name,
-                    None => {
-                        // One map per service type for the life of the process.
-                        let by_name: &'static ByName =
-                            Box::leak(Box::new(Self::fields().into_iter().collect()));
-                        all.push((key, by_name));
-                        by_name
-                    }
-                }
-            }
-        };
-        by_name.get(name).copied()
-    }
 }
 
 impl<S: ServiceDef> OutputType for Mutation<S> {
@@ -475,7 +456,7 @@ impl<S: ServiceDef> ContainerType for Mutation<S> {
 
     async fn resolve_field(&self, ctx: &Context<'_>) -> ServerResult<Option<Value>> {
         let name = ctx.item.node.name.node.as_str();
-        match Self::field(name) {
+        match self.by_name.get(name).copied() {
             Some(MutationField::Model(m, call)) => (m.ops.resolve)(ctx, call).await,
             Some(MutationField::Relation(r, op)) => relation_mutation::<S>(ctx, r, op).await,
             None => Ok(None),

@@ -202,6 +202,10 @@ impl Db {
             Some(writer) => Some(writer.turn().await),
             None => None,
         };
+        self.begin_holding(turn).await
+    }
+
+    async fn begin_holding(&self, turn: Option<writer::Turn>) -> Result<OrmTx, DbErr> {
         Ok(OrmTx {
             tx: self.tx.begin().await?,
             _turn: turn,
@@ -211,18 +215,13 @@ impl Db {
     /// Starts the transaction a mutation runs in: on SQLite, on the calling thread when
     /// `inline` (work with a bound: `writer.rs`), else through sqlx after taking the write turn.
     pub async fn begin_write(&self, inline: bool) -> Result<Tx, DbErr> {
-        let turn = match &self.writer {
+        match &self.writer {
             Some(writer) if inline => match writer.begin().await? {
-                writer::Begun::Here(tx) => return Ok(Tx::Lite(tx)),
-                writer::Begun::Busy(turn) => Some(turn),
+                writer::Begun::Here(tx) => Ok(Tx::Lite(tx)),
+                writer::Begun::Busy(turn) => Ok(Tx::Orm(self.begin_holding(Some(turn)).await?)),
             },
-            Some(writer) => Some(writer.turn().await),
-            None => None,
-        };
-        Ok(Tx::Orm(OrmTx {
-            tx: self.tx.begin().await?,
-            _turn: turn,
-        }))
+            _ => Ok(Tx::Orm(self.begin().await?)),
+        }
     }
 
     /// A new SQL builder for this database's dialect.

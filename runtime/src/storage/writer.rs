@@ -81,10 +81,7 @@ impl Writer {
     /// Waits for the write turn and begins a transaction on this module's connection.
     pub async fn begin(&self) -> Result<Begun, DbErr> {
         let mut guard = self.conn.clone().lock_owned().await;
-        // A connection left inside a transaction (its rollback failed) is replaced.
-        if guard.as_ref().is_some_and(|conn| !conn.is_autocommit()) {
-            *guard = None;
-        }
+        // `WriteTx::drop` leaves no connection inside a transaction.
         if guard.is_none() {
             *guard = Some(open(&self.path).map_err(db_err)?);
         }
@@ -230,31 +227,19 @@ mod tests {
              CREATE TABLE b (a TEXT REFERENCES a (id)); INSERT INTO a VALUES ('1', 'x');",
         )
         .unwrap();
-        let unique = db_err(
-            conn.execute_batch("INSERT INTO a VALUES ('2', 'x')")
-                .unwrap_err(),
-        );
+        let failure = |sql: &str| sql_err(&db_err(conn.execute_batch(sql).unwrap_err()));
         assert!(matches!(
-            sql_err(&unique),
+            failure("INSERT INTO a VALUES ('2', 'x')"),
             Some(SqlErr::UniqueConstraintViolation(m)) if m == "UNIQUE constraint failed: a.u"
         ));
-        let primary = db_err(
-            conn.execute_batch("INSERT INTO a VALUES ('1', 'y')")
-                .unwrap_err(),
-        );
         assert!(matches!(
-            sql_err(&primary),
+            failure("INSERT INTO a VALUES ('1', 'y')"),
             Some(SqlErr::UniqueConstraintViolation(_))
         ));
-        let foreign = db_err(
-            conn.execute_batch("INSERT INTO b VALUES ('9')")
-                .unwrap_err(),
-        );
         assert!(matches!(
-            sql_err(&foreign),
+            failure("INSERT INTO b VALUES ('9')"),
             Some(SqlErr::ForeignKeyConstraintViolation(_))
         ));
-        let other = db_err(conn.execute_batch("INSERT INTO c VALUES (1)").unwrap_err());
-        assert!(sql_err(&other).is_none());
+        assert!(failure("INSERT INTO c VALUES (1)").is_none());
     }
 }

@@ -6,22 +6,15 @@
 use sea_orm::{ConnectionTrait, Value};
 use svc_runtime::storage::{Backend, Cells, Counter, Db, Inline, PlanExec, Row, Sql};
 
-use crate::support::{Db as Kind, TestDatabase};
+use crate::support::TestDatabase;
 
 /// A SQLite database with one table of every column kind plans read.
 async fn database() -> (TestDatabase, Db) {
-    let database = TestDatabase::create(Kind::Sqlite)
-        .await
-        .expect("a SQLite file");
-    let db = Db::connect(&database.url).await.expect("connect");
-    db.writer()
-        .execute_unprepared(
-            "CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER, r REAL, b BOOLEAN, \
-             s TEXT COLLATE NOCASE, x BLOB)",
-        )
-        .await
-        .expect("create the table");
-    (database, db)
+    TestDatabase::sqlite_with(
+        "CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER, r REAL, b BOOLEAN, \
+         s TEXT COLLATE NOCASE, x BLOB)",
+    )
+    .await
 }
 
 /// What a plan brings to its reads: its statement count and its fast-path state.

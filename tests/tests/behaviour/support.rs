@@ -100,6 +100,22 @@ impl TestDatabase {
         }
     }
 
+    /// A new SQLite file holding the tables of `ddl`, and the runtime's storage layer on it.
+    pub async fn sqlite_with(ddl: &str) -> (TestDatabase, svc_runtime::storage::Db) {
+        use sea_orm::ConnectionTrait;
+        let database = TestDatabase::create(Db::Sqlite)
+            .await
+            .expect("a SQLite file");
+        let db = svc_runtime::storage::Db::connect(&database.url)
+            .await
+            .expect("connect");
+        db.writer()
+            .execute_unprepared(ddl)
+            .await
+            .expect("create the tables");
+        (database, db)
+    }
+
     /// Runs SQL statements on the database directly (through the runtime's storage layer).
     pub async fn execute(&self, statements: &[String]) {
         let db = svc_runtime::storage::Db::connect(&self.url)

@@ -9,21 +9,19 @@ use std::time::Duration;
 use sea_orm::{ConnectionTrait, Value};
 use svc_runtime::storage::{Backend, Cells, Counter, Db, Exec, Sql, Tx, unique_violation};
 
-use crate::support::{Db as Kind, TestDatabase};
+use crate::support::TestDatabase;
 
 async fn database() -> (TestDatabase, Db) {
-    let database = TestDatabase::create(Kind::Sqlite)
-        .await
-        .expect("a SQLite file");
-    let db = Db::connect(&database.url).await.expect("connect");
-    db.writer()
-        .execute_unprepared(
-            "CREATE TABLE t (id TEXT PRIMARY KEY, u TEXT UNIQUE, n INTEGER); \
-             CREATE TABLE e (t TEXT NOT NULL REFERENCES t (id))",
-        )
-        .await
-        .expect("create the tables");
-    (database, db)
+    TestDatabase::sqlite_with(
+        "CREATE TABLE t (id TEXT PRIMARY KEY, u TEXT UNIQUE, n INTEGER); \
+         CREATE TABLE e (t TEXT NOT NULL REFERENCES t (id))",
+    )
+    .await
+}
+
+/// Statements in `tx`, counted by `counter`.
+fn in_tx<'a>(tx: &'a Tx, counter: &'a Counter) -> Exec<'a, Tx> {
+    Exec { conn: tx, counter }
 }
 
 fn insert(id: &str, u: &str) -> Sql {
@@ -64,10 +62,7 @@ async fn mutations_write_on_the_calling_thread_and_roll_back_when_dropped() {
 
     let tx = db.begin_write(true).await.expect("begin");
     assert!(matches!(tx, Tx::Lite(_)), "on the writer connection");
-    let exec = Exec {
-        conn: &tx,
-        counter: &counter,
-    };
+    let exec = in_tx(&tx, &counter);
     let rows = exec.all(insert("a", "x")).await.expect("insert");
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].text(0).unwrap(), Some("a"));
@@ -86,10 +81,7 @@ async fn mutations_write_on_the_calling_thread_and_roll_back_when_dropped() {
 
     let tx = db.begin_write(true).await.expect("begin again");
     assert!(matches!(tx, Tx::Lite(_)));
-    let exec = Exec {
-        conn: &tx,
-        counter: &counter,
-    };
+    let exec = in_tx(&tx, &counter);
     exec.all(insert("b", "y")).await.expect("insert");
     tx.commit().await.expect("commit");
     assert_eq!(ids(&db).await, ["b"]);
@@ -103,10 +95,7 @@ async fn the_writer_reports_constraint_violations_by_kind() {
     let counter = Counter::new();
     let tx = db.begin_write(true).await.expect("begin");
     assert!(matches!(tx, Tx::Lite(_)));
-    let exec = Exec {
-        conn: &tx,
-        counter: &counter,
-    };
+    let exec = in_tx(&tx, &counter);
     exec.all(insert("a", "x")).await.expect("insert");
     let err = exec.all(insert("b", "x")).await.expect_err("a duplicate");
     assert_eq!(unique_violation(&err, "t"), Some(Some("u".to_owned())));
@@ -147,19 +136,13 @@ async fn write_transactions_take_turns_whichever_connection_they_use() {
             tokio::spawn(async move {
                 let tx = db.begin_write(!inline_first).await.expect("begin");
                 let counter = Counter::new();
-                let exec = Exec {
-                    conn: &tx,
-                    counter: &counter,
-                };
+                let exec = in_tx(&tx, &counter);
                 exec.all(insert("second", "s")).await.expect("insert");
                 tx.commit().await.expect("commit");
             })
         };
         let counter = Counter::new();
-        let exec = Exec {
-            conn: &first,
-            counter: &counter,
-        };
+        let exec = in_tx(&first, &counter);
         exec.all(insert("first", "f")).await.expect("insert");
         tokio::time::sleep(Duration::from_millis(50)).await;
         first.commit().await.expect("commit");
@@ -184,10 +167,7 @@ async fn a_database_held_elsewhere_sends_mutations_through_sqlx() {
     let held = other.begin_write(true).await.expect("begin elsewhere");
     assert!(matches!(held, Tx::Lite(_)));
     let counter = Counter::new();
-    let exec = Exec {
-        conn: &held,
-        counter: &counter,
-    };
+    let exec = in_tx(&held, &counter);
     exec.all(insert("held", "h"))
         .await
         .expect("insert elsewhere");
@@ -198,10 +178,7 @@ async fn a_database_held_elsewhere_sends_mutations_through_sqlx() {
         tokio::time::sleep(Duration::from_millis(300)).await;
         held.commit().await.expect("commit elsewhere");
     });
-    let exec = Exec {
-        conn: &tx,
-        counter: &counter,
-    };
+    let exec = in_tx(&tx, &counter);
     exec.all(insert("waited", "w"))
         .await
         .expect("sqlx waits for the lock");
