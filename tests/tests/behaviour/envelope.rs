@@ -146,6 +146,45 @@ db_tests! {
         );
     }
 
+    /// The service's own ids are routed as fixed paths, other ids through a `{id}` pattern: every
+    /// route answers the same under the id, the alias and (with 3016) an unknown id.
+    async fn every_route_under_id_alias_and_unknown_id(srv) {
+        let not_found = |id: &str| json!({ "code": 3016, "requestId": REQUEST_ID, "error": format!("Project not found: '{id}'") });
+        let token = srv.root_token().to_owned();
+        let meta = json!({ "query": "{ _allPostsMeta { count } }" });
+        let exists = json!({ "query": "{ SomePostExists }" });
+        for id in [SERVICE_ID, ALIAS, "nope"] {
+            let known = id != "nope";
+            // The playground page names the path it was asked for.
+            let res = srv.client().get(srv.url(&format!("/simple/v1/{id}"))).send().await.expect("request");
+            assert_eq!(res.status(), 200, "{id}");
+            assert_eq!(res.headers().get("access-control-allow-origin").and_then(|v| v.to_str().ok()), Some("*"), "{id}");
+            if known {
+                let html = res.text().await.expect("body");
+                assert!(html.contains(&format!("/simple/v1/{id}")), "{id}: {html}");
+            } else {
+                assert_eq!(body_json(res).await, not_found(id));
+            }
+            // The permission schema: admins only (3008), and only for the service's ids (3016).
+            let url = srv.url(&format!("/simple/v1/{id}/permissions"));
+            let res = srv.anonymous().post(&url).bearer_auth(&token).json(&exists).send().await.expect("request");
+            let expected = if known { json!({ "data": { "SomePostExists": false } }) } else { not_found(id) };
+            assert_eq!(body_json(res).await, expected, "{id}");
+            let res = srv.anonymous().post(&url).json(&exists).send().await.expect("request");
+            let expected = if known {
+                json!({ "code": 3008, "requestId": REQUEST_ID, "error": "Insufficient permissions for this query" })
+            } else {
+                not_found(id)
+            };
+            assert_eq!(body_json(res).await, expected, "{id}");
+            // A preflight request, and a method no route takes.
+            let res = srv.client().request(reqwest::Method::OPTIONS, srv.url(&format!("/simple/v1/{id}"))).send().await.expect("request");
+            assert_eq!(res.status(), 204, "{id}");
+            let res = srv.client().put(srv.url(&format!("/simple/v1/{id}"))).json(&meta).send().await.expect("request");
+            assert_eq!(res.status(), 404, "{id}");
+        }
+    }
+
     /// GET on the API path serves the playground page; `/status` answers `OK`.
     async fn playground_and_status(srv) {
         let res = srv.client().get(srv.api()).send().await.expect("request");
