@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::data::Rng;
+use crate::http1::{Conn, Endpoint, Response};
 use crate::json::Json;
 use crate::targets::{Expect, Ids, Kind, Query, variables};
 
@@ -42,6 +43,8 @@ pub struct Cell {
     pub all_requests: usize,
     /// CPU time the server process used, when its process id is known.
     pub cpu: Option<Duration>,
+    /// CPU time the load generator (this process) used.
+    pub client_cpu: Option<Duration>,
     /// SQL statements per request: the smallest and largest value seen.
     pub statements: Option<(u64, u64)>,
     pub failure: Option<String>,
@@ -73,6 +76,7 @@ impl Cell {
             requests: latencies.len(),
             all_requests: latencies.len(),
             cpu: None,
+            client_cpu: None,
             statements: None,
             failure: None,
             window,
@@ -89,6 +93,10 @@ impl Cell {
         let window = rounds.iter().map(|c| c.window).sum();
         let all_requests = rounds.iter().map(|c| c.all_requests).sum();
         let cpu = rounds.iter().map(|c| c.cpu).sum::<Option<Duration>>();
+        let client_cpu = rounds
+            .iter()
+            .map(|c| c.client_cpu)
+            .sum::<Option<Duration>>();
         let statements = rounds
             .iter()
             .filter_map(|c| c.statements)
@@ -97,14 +105,24 @@ impl Cell {
         let mut cell = Cell::from_latencies(latencies, window);
         cell.all_requests = all_requests;
         cell.cpu = cpu;
+        cell.client_cpu = client_cpu;
         cell.statements = statements;
         cell
     }
 
     /// Server CPU time per request, warm-up included.
     pub fn cpu_per_request(&self) -> Option<Duration> {
+        self.per_request(self.cpu)
+    }
+
+    /// The load generator's CPU time per request, warm-up included.
+    pub fn client_cpu_per_request(&self) -> Option<Duration> {
+        self.per_request(self.client_cpu)
+    }
+
+    fn per_request(&self, cpu: Option<Duration>) -> Option<Duration> {
         let n = u32::try_from(self.all_requests).ok().filter(|n| *n > 0)?;
-        Some(self.cpu? / n)
+        Some(cpu? / n)
     }
 }
 
@@ -119,7 +137,7 @@ pub struct HttpTarget {
 
 /// A response as it came: status, body and the statement count header.
 pub struct Raw {
-    status: reqwest::StatusCode,
+    status: u16,
     body: bytes::Bytes,
     pub statements: Option<u64>,
 }
@@ -143,11 +161,15 @@ impl Raw {
             }
             _ => None,
         };
-        if !self.status.is_success() {
+        if !self.is_success() {
             return Err(format!("HTTP {}: {}", self.status, self.text()));
         }
         data.filter(|d| !d.is_null())
             .ok_or_else(|| format!("no data: {}", self.text()))
+    }
+
+    fn is_success(&self) -> bool {
+        (200..300).contains(&self.status)
     }
 
     fn text(&self) -> Cow<'_, str> {
@@ -159,7 +181,17 @@ impl Raw {
     }
 }
 
-/// Sends one GraphQL request and reads the whole response.
+impl From<Response> for Raw {
+    fn from(r: Response) -> Raw {
+        Raw {
+            status: r.status,
+            body: r.body,
+            statements: r.header.and_then(|v| v.parse().ok()),
+        }
+    }
+}
+
+/// Sends one GraphQL request and reads the whole response (outside the measured loops).
 pub async fn send_raw(
     client: &reqwest::Client,
     url: &str,
@@ -171,7 +203,7 @@ pub async fn send_raw(
         .send()
         .await
         .map_err(|e| format!("request failed: {e}"))?;
-    let status = res.status();
+    let status = res.status().as_u16();
     let statements = res
         .headers()
         .get(STATEMENTS_HEADER)
@@ -234,7 +266,7 @@ impl Verified {
         variables: &Value,
         check: impl FnOnce() -> Result<(), String>,
     ) -> Result<(), String> {
-        if !self.enabled || !raw.status.is_success() {
+        if !self.enabled || !raw.is_success() {
             return check();
         }
         if self
@@ -252,7 +284,6 @@ impl Verified {
 
 /// Runs `query` against `target` from `settings.clients` concurrent loops.
 pub async fn http(
-    client: &reqwest::Client,
     target: &Arc<HttpTarget>,
     query: Query,
     expect: &Arc<Expect>,
@@ -271,11 +302,25 @@ pub async fn http(
     let failure = Arc::new(Mutex::new(None::<String>));
     let mut tasks = Vec::new();
     for c in 0..settings.clients {
-        let (client, target, expect) = (client.clone(), target.clone(), expect.clone());
+        let (target, expect) = (target.clone(), expect.clone());
         let (document, run, counter) = (document.clone(), run.clone(), counter.clone());
         let (stop, failure) = (stop.clone(), failure.clone());
         let mut rng = Rng(0xB5E_0000 + (query.number() * 1000 + c) as u64);
         tasks.push(tokio::spawn(async move {
+            let endpoint = match Endpoint::post_json(&target.url, target.token.as_deref()) {
+                Ok(endpoint) => endpoint,
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    failure.lock().unwrap().get_or_insert(e);
+                    return (Vec::new(), None, from, 0);
+                }
+            };
+            let mut conn = Conn::new(&endpoint);
+            // The request body: the document is written once, the variables each time.
+            let mut prefix = br#"{"query":"#.to_vec();
+            serde_json::to_writer(&mut prefix, &*document).expect("a string serialises");
+            prefix.extend_from_slice(br#","variables":"#);
+            let mut body = Vec::with_capacity(prefix.len() + 256);
             let mut verified = Verified::new(query);
             let mut latencies = Vec::new();
             let mut statements: Option<(u64, u64)> = None;
@@ -288,20 +333,20 @@ pub async fn http(
                 }
                 let n = counter.fetch_add(1, Ordering::Relaxed);
                 let vars = variables(query, &target.ids, n, &run, |k| rng.below(k));
-                let result = send_raw(
-                    &client,
-                    &target.url,
-                    target.token.as_deref(),
-                    &document,
-                    &vars,
-                )
-                .await
-                .and_then(|raw| {
-                    verified.check(&raw, &vars, || {
-                        target.kind.check(query, &vars, &raw.data()?, &expect)
-                    })?;
-                    Ok(raw.statements)
-                });
+                body.clear();
+                body.extend_from_slice(&prefix);
+                serde_json::to_writer(&mut body, &vars).expect("variables serialise");
+                body.push(b'}');
+                let result = conn
+                    .post(&body, STATEMENTS_HEADER)
+                    .await
+                    .map(Raw::from)
+                    .and_then(|raw| {
+                        verified.check(&raw, &vars, || {
+                            target.kind.check(query, &vars, &raw.data()?, &expect)
+                        })?;
+                        Ok(raw.statements)
+                    });
                 let done = Instant::now();
                 completed += usize::from(result.is_ok());
                 match result {
@@ -494,7 +539,7 @@ mod tests {
 
     fn raw(status: u16, body: &'static str) -> Raw {
         Raw {
-            status: reqwest::StatusCode::from_u16(status).unwrap(),
+            status,
             body: bytes::Bytes::from_static(body.as_bytes()),
             statements: None,
         }

@@ -16,6 +16,7 @@
 //! `SVC_BENCH_CLK_TCK` clock ticks per second, default 100).
 
 mod data;
+mod http1;
 mod json;
 mod load;
 mod report;
@@ -240,12 +241,12 @@ async fn measure(args: &Args, client: &reqwest::Client, data: &Dataset) -> Resul
                     (_, Ok(target)) => {
                         let pid = args.pids.iter().find(|(k, _)| k == kind).map(|(_, p)| *p);
                         let cpu = || pid.and_then(|p| load::process_cpu(p, ticks));
-                        let before = cpu();
-                        let mut cell = load::http(
-                            client, target, query, &expect, &settings, &run_id, &counter,
-                        )
-                        .await;
+                        let own = || load::process_cpu(std::process::id(), ticks);
+                        let (before, own_before) = (cpu(), own());
+                        let mut cell =
+                            load::http(target, query, &expect, &settings, &run_id, &counter).await;
                         cell.cpu = before.zip(cpu()).map(|(a, b)| b.saturating_sub(a));
+                        cell.client_cpu = own_before.zip(own()).map(|(a, b)| b.saturating_sub(a));
                         cell
                     }
                     (_, Err(e)) => Cell::failed(e.clone()),
@@ -290,12 +291,14 @@ fn progress(query: Query, kind: Kind, cell: &Cell) {
     match &cell.failure {
         Some(e) => eprintln!("  {name:<28} FAILED: {e}"),
         None => eprintln!(
-            "  {name:<28} {:>7.0} req/s  p50 {:>6} ms  p99 {:>6} ms  statements {:<3}  server CPU {:>12}  ({} requests)",
+            "  {name:<28} {:>7.0} req/s  p50 {:>6} ms  p99 {:>6} ms  statements {:<3}  server CPU {:>12}  load generator CPU {:>12}  ({} requests)",
             cell.rate,
             report::ms(cell.p50),
             report::ms(cell.p99),
             report::statements(cell),
             cell.cpu_per_request()
+                .map_or("—".into(), |d| format!("{} ms/req", report::ms(d))),
+            cell.client_cpu_per_request()
                 .map_or("—".into(), |d| format!("{} ms/req", report::ms(d))),
             cell.requests
         ),

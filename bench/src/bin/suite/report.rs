@@ -65,19 +65,19 @@ pub fn markdown(
         settings.rounds
     );
     out.push_str(
-        "- SQL statements: per request from svc's `Svc-Sql-Statements` header; for pgbench, the statements of its script. Server CPU: the CPU time of the server's process (not PostgreSQL's) over the cell, warm-up included, per request.\n\n",
+        "- SQL statements: per request from svc's `Svc-Sql-Statements` header; for pgbench, the statements of its script. Server CPU: the CPU time of the server's process (not PostgreSQL's) over the cell, warm-up included, per request; load generator CPU: the same for the suite's own process, which sends and checks the requests (pgbench's is not measured).\n\n",
     );
     out.push_str(
-        "| query | server | req/s | p50 ms | p99 ms | SQL statements | server CPU ms/request |\n",
+        "| query | server | req/s | p50 ms | p99 ms | SQL statements | server CPU ms/request | load generator CPU ms/request |\n",
     );
-    out.push_str("|---|---|--:|--:|--:|--:|--:|\n");
+    out.push_str("|---|---|--:|--:|--:|--:|--:|--:|\n");
     for row in rows {
         let q = format!("{}. {}", row.query.number(), row.query.title());
         match &row.cell.failure {
             Some(e) => {
                 let _ = writeln!(
                     out,
-                    "| {q} | {} | **failed**: {} | | | | |",
+                    "| {q} | {} | **failed**: {} | | | | | |",
                     row.kind.label(),
                     clean(e)
                 );
@@ -85,13 +85,14 @@ pub fn markdown(
             None => {
                 let _ = writeln!(
                     out,
-                    "| {q} | {} | {:.0} | {} | {} | {} | {} |",
+                    "| {q} | {} | {:.0} | {} | {} | {} | {} | {} |",
                     row.kind.label(),
                     row.cell.rate,
                     ms(row.cell.p50),
                     ms(row.cell.p99),
                     statements(&row.cell),
-                    row.cell.cpu_per_request().map_or("—".into(), ms)
+                    row.cell.cpu_per_request().map_or("—".into(), ms),
+                    row.cell.client_cpu_per_request().map_or("—".into(), ms)
                 );
             }
         }
