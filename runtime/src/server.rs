@@ -140,13 +140,13 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
             app = app
                 .service(
                     web::resource(format!("/simple/v1/{id}"))
-                        .route(web::post().to(simple_own::<S>))
+                        .route(web::post().to(own_api::<S, false>))
                         .route(web::get().to(playground_own))
                         .default_service(web::route().to(fallback)),
                 )
                 .service(
                     web::resource(format!("/simple/v1/{id}/permissions"))
-                        .route(web::post().to(permissions_own::<S>))
+                        .route(web::post().to(own_api::<S, true>))
                         .default_service(web::route().to(fallback)),
                 );
         }
@@ -161,7 +161,7 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
         )
         .route("/status", web::get().to(status))
         .route("/system", web::post().to(system::<S>))
-        .route("/simple/v1/{id}", web::post().to(simple::<S>))
+        .route("/simple/v1/{id}", web::post().to(api::<S, false>))
         .route("/simple/v1/{id}", web::get().to(playground::<S>))
         .route(
             "/simple/v1/{id}/schema.json",
@@ -169,7 +169,7 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
         )
         .route(
             "/simple/v1/{id}/permissions",
-            web::post().to(permissions::<S>),
+            web::post().to(api::<S, true>),
         )
         .default_service(web::route().to(fallback))
     })
@@ -290,41 +290,24 @@ fn json_bytes_response(
     res.body(body)
 }
 
-async fn simple<S: ServiceDef>(
+/// `POST /simple/v1/<id>`, and with `PERMISSIONS` `POST /simple/v1/<id>/permissions`: the
+/// permission schema, for admins only (reference §5.5).
+async fn api<S: ServiceDef, const PERMISSIONS: bool>(
     service: web::Data<Service<S>>,
     path: web::Path<String>,
     req: HttpRequest,
     body: web::Bytes,
 ) -> HttpResponse {
-    client_api(&service, &path, &req, &body, false).await
+    client_api(&service, &path, &req, &body, PERMISSIONS).await
 }
 
-/// `POST /simple/v1/<id>/permissions`: the permission schema, for admins only (reference §5.5).
-async fn permissions<S: ServiceDef>(
-    service: web::Data<Service<S>>,
-    path: web::Path<String>,
-    req: HttpRequest,
-    body: web::Bytes,
-) -> HttpResponse {
-    client_api(&service, &path, &req, &body, true).await
-}
-
-/// [`simple`] at the fixed path of one of the service's own ids.
-async fn simple_own<S: ServiceDef>(
+/// [`api`] at the fixed paths of the service's own ids.
+async fn own_api<S: ServiceDef, const PERMISSIONS: bool>(
     service: web::Data<Service<S>>,
     req: HttpRequest,
     body: web::Bytes,
 ) -> HttpResponse {
-    client_api(&service, &service.service_id, &req, &body, false).await
-}
-
-/// [`permissions`] at the fixed path of one of the service's own ids.
-async fn permissions_own<S: ServiceDef>(
-    service: web::Data<Service<S>>,
-    req: HttpRequest,
-    body: web::Bytes,
-) -> HttpResponse {
-    client_api(&service, &service.service_id, &req, &body, true).await
+    client_api(&service, &service.service_id, &req, &body, PERMISSIONS).await
 }
 
 /// A request of a client API: the service's schema, or its permission schema (admins only).
