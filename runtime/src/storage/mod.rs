@@ -13,6 +13,7 @@
 pub mod ddl;
 pub mod lite;
 mod pg;
+mod pipe;
 pub mod sql;
 pub mod writer;
 
@@ -38,6 +39,9 @@ pub use sql::Sql;
 /// connections only as concurrency needs them.
 const STATEMENT_CONNECTIONS: usize = 16;
 const TX_CONNECTIONS: u32 = 8;
+/// PostgreSQL connections compiled plans read through (`pipe.rs`), shared by the requests of the
+/// thread that opened each.
+const PIPE_CONNECTIONS: usize = 16;
 /// Rows a SQLite connection's worker thread may send ahead of the task reading them. With
 /// sqlx's default (50), a 100-row page made the worker wait for the reader midway, one more
 /// pair of thread wake-ups per request.
@@ -64,6 +68,9 @@ pub struct Db {
     /// SQLite: the connection mutations write through on the calling thread, and the turn
     /// every write transaction takes (`writer.rs`); absent as `lite` is.
     writer: Option<Arc<writer::Writer>>,
+    /// PostgreSQL: the connections compiled plans read through (`pipe.rs`), when they can serve
+    /// the URL.
+    pipe: Option<pipe::Pipe>,
 }
 
 /// Where statements outside a transaction run: a sqlx pool (SQLite), or on PostgreSQL a set of
@@ -132,6 +139,7 @@ impl Db {
                 tx: SqlxPostgresConnector::from_sqlx_postgres_pool(pool),
                 lite: None,
                 writer: None,
+                pipe: pipe::Pipe::connect(url, PIPE_CONNECTIONS).await,
             })
         } else if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)
@@ -173,6 +181,7 @@ impl Db {
                 tx: orm_writer,
                 lite,
                 writer,
+                pipe: None,
             })
         } else {
             Err(DbErr::Conn(sea_orm::RuntimeErr::Internal(format!(
@@ -411,11 +420,13 @@ pub fn sql_err(err: &DbErr) -> Option<sea_orm::SqlErr> {
     err.sql_err().or_else(|| writer::sql_err(err))
 }
 
-/// A row of a compiled plan's statement: read by sqlx, or on SQLite by [`lite`].
+/// A row of a compiled plan's statement: read by sqlx, on SQLite by [`lite`], or on PostgreSQL
+/// by [`pipe`].
 #[derive(Debug)]
 pub enum Row {
     Orm(QueryResult),
     Lite(lite::LiteRow),
+    Pipe(tokio_postgres::Row),
 }
 
 /// Where a compiled plan's reads run. On SQLite they run on the calling thread ([`lite`]) unless
@@ -446,6 +457,12 @@ impl PlanExec<'_> {
                 Err(lite::Refused::TooLong) => self.inline.too_long(),
                 Err(lite::Refused::Failed(_)) => {}
             }
+        }
+        if let Some(pipe) = &self.db.pipe
+            && let Some(rows) = pipe.rows(sql.text(), sql.values()).await
+        {
+            self.counter.0.fetch_add(1, Ordering::Relaxed);
+            return Ok(rows.into_iter().map(Row::Pipe).collect());
         }
         let exec = Exec {
             conn: self.db.reader(),
@@ -568,6 +585,70 @@ fn fixed<const N: usize>(bytes: &[u8]) -> Result<[u8; N], DbErr> {
     })
 }
 
+/// PostgreSQL's epoch for timestamps: 2000-01-01 00:00 UTC.
+fn pg_epoch() -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp(946_684_800, 0).expect("2000-01-01 is a valid timestamp")
+}
+
+/// A binary `timestamptz`: microseconds since [`pg_epoch`].
+fn timestamptz(bytes: &[u8]) -> Result<chrono::DateTime<chrono::Utc>, DbErr> {
+    let micros = i64::from_be_bytes(fixed(bytes)?);
+    pg_epoch()
+        .checked_add_signed(chrono::TimeDelta::microseconds(micros))
+        .ok_or_else(|| DbErr::Type(format!("a timestamp out of range: {micros}")))
+}
+
+/// The binary value of column `idx` of a row read by [`pipe`] when its type is one of `oids`,
+/// `Ok(None)` for null.
+fn pipe_cell<'r>(
+    row: &'r tokio_postgres::Row,
+    idx: usize,
+    oids: &[u32],
+) -> Result<Option<&'r [u8]>, DbErr> {
+    let (oid, value) = pipe::raw(row, idx)?;
+    match value {
+        Some(_) if !oids.contains(&oid) => Err(DbErr::Type(format!(
+            "column {idx} has the type with oid {oid}, not one of {oids:?}"
+        ))),
+        value => Ok(value),
+    }
+}
+
+impl Cells for tokio_postgres::Row {
+    fn text(&self, idx: usize) -> Result<Option<&str>, DbErr> {
+        pipe_cell(self, idx, &oid::TEXT)?.map(utf8).transpose()
+    }
+    fn int(&self, idx: usize) -> Result<Option<i32>, DbErr> {
+        pipe_cell(self, idx, &[oid::INT4])?
+            .map(|b| Ok(i32::from_be_bytes(fixed(b)?)))
+            .transpose()
+    }
+    fn int64(&self, idx: usize) -> Result<Option<i64>, DbErr> {
+        pipe_cell(self, idx, &[oid::INT8])?
+            .map(|b| Ok(i64::from_be_bytes(fixed(b)?)))
+            .transpose()
+    }
+    fn float(&self, idx: usize) -> Result<Option<f64>, DbErr> {
+        pipe_cell(self, idx, &[oid::FLOAT8])?
+            .map(|b| Ok(f64::from_be_bytes(fixed(b)?)))
+            .transpose()
+    }
+    fn boolean(&self, idx: usize) -> Result<Option<bool>, DbErr> {
+        pipe_cell(self, idx, &[oid::BOOL])?
+            .map(|b| Ok(u8::from_be_bytes(fixed(b)?) != 0))
+            .transpose()
+    }
+    fn datetime(
+        &self,
+        idx: usize,
+        _: Backend,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbErr> {
+        pipe_cell(self, idx, &[oid::TIMESTAMPTZ])?
+            .map(timestamptz)
+            .transpose()
+    }
+}
+
 impl Cells for QueryResult {
     fn text(&self, idx: usize) -> Result<Option<&str>, DbErr> {
         match pg_binary(self, idx, &oid::TEXT) {
@@ -613,17 +694,7 @@ impl Cells for QueryResult {
         backend: Backend,
     ) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbErr> {
         match pg_binary(self, idx, &[oid::TIMESTAMPTZ]) {
-            // Microseconds since 2000-01-01 00:00 UTC.
-            Some(bytes) => bytes
-                .map(|b| {
-                    let micros = i64::from_be_bytes(fixed(b)?);
-                    chrono::DateTime::from_timestamp(946_684_800, 0)
-                        .and_then(|epoch| {
-                            epoch.checked_add_signed(chrono::TimeDelta::microseconds(micros))
-                        })
-                        .ok_or_else(|| DbErr::Type(format!("a timestamp out of range: {micros}")))
-                })
-                .transpose(),
+            Some(bytes) => bytes.map(timestamptz).transpose(),
             None => get_datetime(self, idx, backend),
         }
     }
@@ -634,6 +705,7 @@ impl Row {
         match self {
             Row::Orm(r) => r,
             Row::Lite(r) => r,
+            Row::Pipe(r) => r,
         }
     }
 }

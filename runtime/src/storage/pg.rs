@@ -153,10 +153,9 @@ fn conn_err(err: sqlx::Error) -> DbErr {
     DbErr::Conn(RuntimeErr::SqlxError(Arc::new(err)))
 }
 
-/// Whether `stmt` is a `SELECT` (the runtime's `SELECT`s only read).
-fn is_select(stmt: &Statement) -> bool {
-    stmt.sql
-        .trim_start()
+/// Whether `sql` is a `SELECT` (the runtime's `SELECT`s only read).
+pub(super) fn is_select(sql: &str) -> bool {
+    sql.trim_start()
         .get(..7)
         .is_some_and(|s| s.eq_ignore_ascii_case("SELECT "))
 }
@@ -279,7 +278,7 @@ impl Direct {
         let mut lease = self.lease().await?;
         match run(stmt, one, lease.conn()).await {
             Ok(rows) => Ok(rows),
-            Err(e) if lease.failed(&e) && lease.reused && is_select(stmt) => {
+            Err(e) if lease.failed(&e) && lease.reused && is_select(&stmt.sql) => {
                 drop(lease);
                 let mut lease = self.lease().await?;
                 run(stmt, one, lease.conn()).await.map_err(|e| {

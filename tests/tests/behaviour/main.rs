@@ -85,6 +85,7 @@ mod ordering;
 mod pagination;
 mod permission_schema;
 mod permissions;
+mod pipe;
 mod queries;
 mod relation_extensions;
 mod relation_filters;
