@@ -6,7 +6,8 @@
 //! the calling thread (`lite.rs`, through [`PlanExec`]), and bounded mutations write through a
 //! connection of their own, also on the calling thread (`writer.rs`, through [`Tx`]). PostgreSQL
 //! runs single statements, reads and writes, on connections kept outside sqlx's pool, so that each
-//! costs one round trip (`pg.rs`), and transactions on a pool. Every statement goes through
+//! costs one round trip (`pg.rs`), compiled plans' reads on connections each thread shares among
+//! its requests, pipelined (`pipe.rs`), and transactions on a pool. Every statement goes through
 //! [`Exec`], which counts statements per request (the count is reported in a response header and
 //! used by tests that guard against N+1 queries).
 
@@ -131,7 +132,9 @@ impl Db {
                 .acquire_timeout(Duration::from_secs(30))
                 .connect_lazy(url)
                 .map_err(|e| DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string())))?;
-            let direct = Conn::Pg(pg::Direct::connect(url, STATEMENT_CONNECTIONS).await?);
+            let statements = pg::Direct::connect(url, STATEMENT_CONNECTIONS).await?;
+            let pipe = pipe::Pipe::connect(url, PIPE_CONNECTIONS, statements.clone()).await;
+            let direct = Conn::Pg(statements);
             Ok(Db {
                 backend: Backend::Postgres,
                 read: direct.clone(),
@@ -139,7 +142,7 @@ impl Db {
                 tx: SqlxPostgresConnector::from_sqlx_postgres_pool(pool),
                 lite: None,
                 writer: None,
-                pipe: pipe::Pipe::connect(url, PIPE_CONNECTIONS).await,
+                pipe,
             })
         } else if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)

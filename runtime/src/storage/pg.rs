@@ -193,6 +193,11 @@ impl Direct {
         })))
     }
 
+    /// Closes every idle connection (they are most likely dead: see `pipe.rs`).
+    pub(super) fn close_idle(&self) {
+        self.0.close_idle();
+    }
+
     async fn lease(&self) -> Result<Lease<'_>, DbErr> {
         let inner = &*self.0;
         let permit = tokio::time::timeout(ACQUIRE_TIMEOUT, inner.permits.acquire())

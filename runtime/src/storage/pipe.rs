@@ -36,6 +36,8 @@ use sea_orm::sqlx::postgres::{PgConnectOptions, PgSslMode};
 use tokio_postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres::{Client, NoTls, Row, Statement};
 
+use super::pg;
+
 /// The most connections a thread opens.
 const PER_THREAD: usize = 4;
 /// How long a connection may go without answering a statement before the thread's next
@@ -67,6 +69,8 @@ struct Inner {
     next_id: AtomicUsize,
     /// What `Conn::progress` counts from.
     start: Instant,
+    /// The connections for single statements (see [`Pipe::connect`]).
+    statements: pg::Direct,
 }
 
 impl Inner {
@@ -147,21 +151,35 @@ impl Drop for Gone {
 }
 
 impl Pipe {
-    /// Opens the first connection of `url` (a sqlx PostgreSQL URL); `None` when this path cannot
-    /// serve it (TLS asked for, or the connection fails, e.g. for a password it would read from
-    /// a password file), and every read goes through sqlx.
-    pub async fn connect(url: &str, max: usize) -> Option<Pipe> {
-        let pipe = Pipe(Arc::new(Inner {
-            config: config(url)?,
+    /// The connections of `url` (a sqlx PostgreSQL URL), after checking that one opens. `None`
+    /// when this path cannot serve it (TLS asked for, or the connection fails, e.g. for a
+    /// password it would read from a password file), and every read goes through sqlx.
+    /// `statements` are the connections for single statements, whose idle ones are closed when a
+    /// connection here is lost (the server most likely ended them too; see [`Pipe::open`]).
+    pub async fn connect(url: &str, max: usize, statements: pg::Direct) -> Option<Pipe> {
+        let config = config(url)?;
+        let (client, connection) = match config.connect(NoTls).await {
+            Ok(connected) => connected,
+            Err(e) => {
+                eprintln!(
+                    "svc: compiled plans read PostgreSQL through sqlx: cannot open a connection \
+                     of their own ({e})"
+                );
+                return None;
+            }
+        };
+        // Its client gone, the connection says goodbye and ends; each thread opens its own.
+        drop(client);
+        tokio::spawn(connection);
+        Some(Pipe(Arc::new(Inner {
+            config,
             max,
             open: AtomicUsize::new(0),
             conns: Mutex::new(HashMap::new()),
             next_id: AtomicUsize::new(0),
             start: Instant::now(),
-        }));
-        pipe.reserve().then_some(())?;
-        pipe.open(thread::current().id()).await?;
-        Some(pipe)
+            statements,
+        })))
     }
 
     /// Takes room for one more connection.
@@ -202,10 +220,17 @@ impl Pipe {
             home,
             id,
         };
+        let statements = self.0.statements.clone();
         tokio::spawn(async move {
             let _gone = gone;
-            // An error ends the connection; the client then reports itself closed.
-            let _ = connection.await;
+            // An error ends the connection, and the client then reports itself closed. When
+            // the server ended it (a restart, a failover, an administrator), the idle
+            // connections for single statements are most likely dead too: closing them lets
+            // the next write open a new one instead of failing on a dead one, as reads no
+            // longer find them dead first.
+            if connection.await.is_err() {
+                statements.close_idle();
+            }
         });
         Some(conn)
     }

@@ -48,6 +48,9 @@ async fn reads_at_once_on_one_thread_share_connections_and_get_their_own_rows() 
     let Some((_database, db)) = connect().await else {
         return;
     };
+    // The thread's first connection (reads while it opens go to sqlx).
+    let (rows, _) = read(&db, "SELECT 1 AS n", vec![]).await;
+    assert!(is_pipe(&rows[0]));
     let reads = (0..64).map(|i| {
         let db = db.clone();
         async move {
