@@ -80,11 +80,14 @@ impl Inner {
     }
 }
 
+/// The statements prepared from one SQL text, one per list of parameter types.
+type Prepared = Vec<(Vec<Type>, Statement)>;
+
 struct Conn {
     id: usize,
     client: Client,
-    /// Prepared statements by SQL text, one per list of parameter types.
-    statements: Mutex<HashMap<String, Vec<(Vec<Type>, Statement)>>>,
+    /// Prepared statements by SQL text.
+    statements: Mutex<HashMap<String, Prepared>>,
     /// Statements sent and not yet answered.
     in_flight: AtomicUsize,
     /// When (`Inner::now`) the connection last answered a statement, or was given one while it
