@@ -262,3 +262,37 @@ async fn reads_after_the_server_ended_the_connections_are_answered() {
     let (after, _) = read(&db, "SELECT pg_backend_pid() AS pid", vec![]).await;
     assert_ne!(after[0].int(0).unwrap(), before[0].int(0).unwrap());
 }
+
+/// The URL's session options (the tests' `search_path`) and application name hold on the
+/// shared connections: a table of the URL's schema is read there, by its unqualified name.
+#[tokio::test]
+async fn reads_run_with_the_urls_session_options() {
+    use sea_orm::ConnectionTrait;
+    let Some((database, db)) = connect().await else {
+        return;
+    };
+    db.writer()
+        .execute_unprepared("CREATE TABLE piped (n int); INSERT INTO piped VALUES (41), (42)")
+        .await
+        .expect("create the table");
+    let (rows, _) = read(
+        &db,
+        "SELECT n, current_schema()::text AS s, current_setting('application_name') AS a \
+         FROM piped ORDER BY n",
+        vec![],
+    )
+    .await;
+    assert!(rows.iter().all(is_pipe));
+    let schema = database.postgres_schema().unwrap();
+    let got: Vec<(Option<i32>, Option<&str>, Option<&str>)> = rows
+        .iter()
+        .map(|r| (r.int(0).unwrap(), r.text(1).unwrap(), r.text(2).unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Some(41), Some(schema), Some(schema)),
+            (Some(42), Some(schema), Some(schema))
+        ]
+    );
+}
