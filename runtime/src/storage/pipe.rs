@@ -65,7 +65,7 @@ struct Inner {
     /// Connections open or being opened (at most `max`).
     open: AtomicUsize,
     /// Each thread's connections.
-    conns: Mutex<HashMap<ThreadId, Vec<Arc<Conn>>>>,
+    conns: Mutex<HashMap<ThreadId, Slots>>,
     next_id: AtomicUsize,
     /// What `Conn::progress` counts from.
     start: Instant,
@@ -77,6 +77,33 @@ impl Inner {
     /// Microseconds since `start`.
     fn now(&self) -> u64 {
         u64::try_from(self.start.elapsed().as_micros()).unwrap_or(u64::MAX)
+    }
+}
+
+/// A thread's connections, and how many it is opening.
+#[derive(Default)]
+struct Slots {
+    conns: Vec<Arc<Conn>>,
+    opening: usize,
+}
+
+/// Room taken for a connection a thread is opening. Dropped, it is given back unless the
+/// connection opened (whose task gives it back when it ends), also when the request that was
+/// opening it went away mid-way.
+struct Opening<'a> {
+    inner: &'a Inner,
+    home: ThreadId,
+    opened: bool,
+}
+
+impl Drop for Opening<'_> {
+    fn drop(&mut self) {
+        if let Some(slots) = lock(&self.inner.conns).get_mut(&self.home) {
+            slots.opening = slots.opening.saturating_sub(1);
+        }
+        if !self.opened {
+            self.inner.open.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -145,8 +172,8 @@ struct Gone {
 impl Drop for Gone {
     fn drop(&mut self) {
         if let Some(inner) = self.inner.upgrade() {
-            if let Some(conns) = lock(&inner.conns).get_mut(&self.home) {
-                conns.retain(|c| c.id != self.id);
+            if let Some(slots) = lock(&inner.conns).get_mut(&self.home) {
+                slots.conns.retain(|c| c.id != self.id);
             }
             inner.open.fetch_sub(1, Ordering::Relaxed);
         }
@@ -196,16 +223,14 @@ impl Pipe {
             .is_ok()
     }
 
-    /// Opens a connection for the thread `home`, with room taken for it.
-    async fn open(&self, home: ThreadId) -> Option<Arc<Conn>> {
+    /// Opens a connection for the thread `home`, with room taken for it (`opening`).
+    async fn open(&self, mut opening: Opening<'_>) -> Option<Arc<Conn>> {
+        let home = opening.home;
         let connected = match tokio::runtime::Handle::try_current() {
             Ok(_) => self.0.config.connect(NoTls).await.ok(),
             Err(_) => None,
         };
-        let Some((client, connection)) = connected else {
-            self.0.open.fetch_sub(1, Ordering::Relaxed);
-            return None;
-        };
+        let (client, connection) = connected?;
         let id = self.0.next_id.fetch_add(1, Ordering::Relaxed);
         let conn = Arc::new(Conn {
             id,
@@ -217,7 +242,10 @@ impl Pipe {
         lock(&self.0.conns)
             .entry(home)
             .or_default()
+            .conns
             .push(conn.clone());
+        opening.opened = true;
+        drop(opening);
         let gone = Gone {
             inner: Arc::downgrade(&self.0),
             home,
@@ -240,19 +268,25 @@ impl Pipe {
 
     /// The connection for this thread's next statement: the first of its own that is not
     /// stalled (so under load the thread's statements share one connection), else a new one
-    /// while there is room, else the one with the fewest in flight. `None` when there is none.
+    /// while the thread has fewer than [`PER_THREAD`], counting those it is opening, and there
+    /// is room, else the one with the fewest in flight. `None` when there is none (the thread's
+    /// first connections are still opening, or every connection is taken).
     async fn conn(&self) -> Option<Arc<Conn>> {
         let here = thread::current().id();
         let now = self.0.now();
         let found = {
             let mut conns = lock(&self.0.conns);
             let mine = conns.entry(here).or_default();
-            mine.retain(|c| !c.client.is_closed());
-            match mine.iter().find(|c| !c.stalled(now)) {
+            mine.conns.retain(|c| !c.client.is_closed());
+            match mine.conns.iter().find(|c| !c.stalled(now)) {
                 Some(c) => Some(c.clone()),
-                None if mine.len() < PER_THREAD && self.reserve() => None,
+                None if mine.conns.len() + mine.opening < PER_THREAD && self.reserve() => {
+                    mine.opening += 1;
+                    None
+                }
                 None => Some(
-                    mine.iter()
+                    mine.conns
+                        .iter()
                         .min_by_key(|c| c.in_flight.load(Ordering::Relaxed))
                         .cloned()?,
                 ),
@@ -260,7 +294,14 @@ impl Pipe {
         };
         match found {
             Some(conn) => Some(conn),
-            None => self.open(here).await,
+            None => {
+                let opening = Opening {
+                    inner: &self.0,
+                    home: here,
+                    opened: false,
+                };
+                self.open(opening).await
+            }
         }
     }
 

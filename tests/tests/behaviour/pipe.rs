@@ -296,3 +296,39 @@ async fn reads_run_with_the_urls_session_options() {
         ]
     );
 }
+
+/// A burst of reads on a thread with no connection yet opens no more than a thread's share
+/// (the reads that find its first connections still opening go to sqlx), so other threads
+/// still find room; every read gets its own row.
+#[tokio::test]
+async fn a_burst_on_a_new_thread_opens_no_more_than_its_share() {
+    let Some((_database, db)) = connect().await else {
+        return;
+    };
+    let reads = (0..64).map(|i| {
+        let db = db.clone();
+        async move {
+            let (rows, counted) = read(
+                &db,
+                "SELECT $1 AS n, pg_backend_pid() AS pid",
+                vec![Value::Int(Some(i))],
+            )
+            .await;
+            assert_eq!(counted, 1);
+            assert_eq!(rows[0].int(0).unwrap(), Some(i));
+            is_pipe(&rows[0]).then(|| rows[0].int(1).unwrap().unwrap())
+        }
+    });
+    let pids: HashSet<i32> = futures_util::future::join_all(reads)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    assert!(
+        pids.len() <= 4,
+        "one thread opens at most 4 connections: {pids:?}"
+    );
+    // The thread's connections serve its next reads.
+    let (rows, _) = read(&db, "SELECT pg_backend_pid() AS pid", vec![]).await;
+    assert!(is_pipe(&rows[0]));
+}
