@@ -36,7 +36,7 @@ use sea_orm::sqlx::postgres::{PgConnectOptions, PgSslMode};
 use tokio_postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres::{Client, NoTls, Row, Statement};
 
-use super::pg;
+use super::pg::{self, lock};
 
 /// The most connections a thread opens.
 const PER_THREAD: usize = 4;
@@ -130,10 +130,6 @@ impl Conn {
             && now.saturating_sub(self.progress.load(Ordering::Relaxed))
                 > STALLED.as_micros() as u64
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Counts a statement in flight on a connection while it lives.
