@@ -593,6 +593,26 @@ fn pg_epoch() -> chrono::DateTime<chrono::Utc> {
     chrono::DateTime::from_timestamp(946_684_800, 0).expect("2000-01-01 is a valid timestamp")
 }
 
+/// A binary `int4`.
+fn int4(bytes: &[u8]) -> Result<i32, DbErr> {
+    Ok(i32::from_be_bytes(fixed(bytes)?))
+}
+
+/// A binary `int8`.
+fn int8(bytes: &[u8]) -> Result<i64, DbErr> {
+    Ok(i64::from_be_bytes(fixed(bytes)?))
+}
+
+/// A binary `float8`.
+fn float8(bytes: &[u8]) -> Result<f64, DbErr> {
+    Ok(f64::from_be_bytes(fixed(bytes)?))
+}
+
+/// A binary `bool`.
+fn bool1(bytes: &[u8]) -> Result<bool, DbErr> {
+    Ok(u8::from_be_bytes(fixed(bytes)?) != 0)
+}
+
 /// A binary `timestamptz`: microseconds since [`pg_epoch`].
 fn timestamptz(bytes: &[u8]) -> Result<chrono::DateTime<chrono::Utc>, DbErr> {
     let micros = i64::from_be_bytes(fixed(bytes)?);
@@ -622,24 +642,18 @@ impl Cells for tokio_postgres::Row {
         pipe_cell(self, idx, &oid::TEXT)?.map(utf8).transpose()
     }
     fn int(&self, idx: usize) -> Result<Option<i32>, DbErr> {
-        pipe_cell(self, idx, &[oid::INT4])?
-            .map(|b| Ok(i32::from_be_bytes(fixed(b)?)))
-            .transpose()
+        pipe_cell(self, idx, &[oid::INT4])?.map(int4).transpose()
     }
     fn int64(&self, idx: usize) -> Result<Option<i64>, DbErr> {
-        pipe_cell(self, idx, &[oid::INT8])?
-            .map(|b| Ok(i64::from_be_bytes(fixed(b)?)))
-            .transpose()
+        pipe_cell(self, idx, &[oid::INT8])?.map(int8).transpose()
     }
     fn float(&self, idx: usize) -> Result<Option<f64>, DbErr> {
         pipe_cell(self, idx, &[oid::FLOAT8])?
-            .map(|b| Ok(f64::from_be_bytes(fixed(b)?)))
+            .map(float8)
             .transpose()
     }
     fn boolean(&self, idx: usize) -> Result<Option<bool>, DbErr> {
-        pipe_cell(self, idx, &[oid::BOOL])?
-            .map(|b| Ok(u8::from_be_bytes(fixed(b)?) != 0))
-            .transpose()
+        pipe_cell(self, idx, &[oid::BOOL])?.map(bool1).transpose()
     }
     fn datetime(
         &self,
@@ -667,27 +681,25 @@ impl Cells for QueryResult {
     }
     fn int(&self, idx: usize) -> Result<Option<i32>, DbErr> {
         match pg_binary(self, idx, &[oid::INT4]) {
-            Some(bytes) => bytes.map(|b| Ok(i32::from_be_bytes(fixed(b)?))).transpose(),
+            Some(bytes) => bytes.map(int4).transpose(),
             None => self.try_get_by_index(idx),
         }
     }
     fn int64(&self, idx: usize) -> Result<Option<i64>, DbErr> {
         match pg_binary(self, idx, &[oid::INT8]) {
-            Some(bytes) => bytes.map(|b| Ok(i64::from_be_bytes(fixed(b)?))).transpose(),
+            Some(bytes) => bytes.map(int8).transpose(),
             None => self.try_get_by_index(idx),
         }
     }
     fn float(&self, idx: usize) -> Result<Option<f64>, DbErr> {
         match pg_binary(self, idx, &[oid::FLOAT8]) {
-            Some(bytes) => bytes.map(|b| Ok(f64::from_be_bytes(fixed(b)?))).transpose(),
+            Some(bytes) => bytes.map(float8).transpose(),
             None => self.try_get_by_index(idx),
         }
     }
     fn boolean(&self, idx: usize) -> Result<Option<bool>, DbErr> {
         match pg_binary(self, idx, &[oid::BOOL]) {
-            Some(bytes) => bytes
-                .map(|b| Ok(u8::from_be_bytes(fixed(b)?) != 0))
-                .transpose(),
+            Some(bytes) => bytes.map(bool1).transpose(),
             None => self.try_get_by_index(idx),
         }
     }

@@ -70,7 +70,7 @@ struct Inner {
     /// What `Conn::progress` counts from.
     start: Instant,
     /// The connections for single statements (see [`Pipe::connect`]).
-    statements: pg::Direct,
+    single: pg::Direct,
 }
 
 impl Inner {
@@ -204,7 +204,7 @@ impl Pipe {
             conns: Mutex::new(HashMap::new()),
             next_id: AtomicUsize::new(0),
             start: Instant::now(),
-            statements,
+            single: statements,
         })))
     }
 
@@ -247,7 +247,7 @@ impl Pipe {
             home,
             id,
         };
-        let statements = self.0.statements.clone();
+        let single = self.0.single.clone();
         tokio::spawn(async move {
             let _gone = gone;
             // An error ends the connection, and the client then reports itself closed. When
@@ -256,7 +256,7 @@ impl Pipe {
             // the next write open a new one instead of failing on a dead one, as reads no
             // longer find them dead first.
             if connection.await.is_err() {
-                statements.close_idle();
+                single.close_idle();
             }
         });
         Some(conn)
