@@ -522,7 +522,8 @@ fn push_lateral_pages(
 
 /// PostgreSQL: appends `LATERAL (SELECT <cols>, j.own AS __p[, <order keys> AS __k0, …] FROM …
 /// WHERE j.own = <parent> AND … ORDER BY … LIMIT … OFFSET …) AS q`, the page of the parent
-/// whose id is the expression `parent`.
+/// whose id is the expression `parent`. When each related node has one partner, the page reads
+/// the related table alone, by the partner its rows hold ([`partner_column`]) instead of `j.own`.
 fn push_lateral_page(
     sql: &mut Sql,
     field: &RelFieldMeta,
@@ -535,6 +536,27 @@ fn push_lateral_page(
     let order = &page.read_order();
     sql.push("LATERAL (SELECT ");
     push_some_columns(sql, target, "t0", columns);
+    if let Some(partner) = partner_column(field) {
+        // Each related node has one partner: its row holds it (`storage::partner`), and the
+        // `(partner, id)` index yields the page like a foreign key's, with no lookup per node.
+        let id = ("t0", target.fields[target.id].name);
+        sql.push(", ").col("t0", &partner).push(" AS \"__p\"");
+        if keys {
+            push_order_keys(sql, target, "t0", order, id);
+        }
+        sql.push(" FROM ")
+            .ident(target.table)
+            .push(" AS t0 WHERE ")
+            .col("t0", &partner)
+            .push(" = ")
+            .push(parent)
+            .push(" AND ");
+        page.push_conditions(sql, target, "t0");
+        push_order_with_id(sql, target, "t0", order, id);
+        push_limit(sql, page);
+        sql.push(") AS q");
+        return;
+    }
     sql.push(", ").col("j", field.own).push(" AS \"__p\"");
     if keys {
         push_order_keys(sql, target, "t0", order, ("j", field.other));
@@ -574,6 +596,13 @@ fn push_lateral_page(
         push_limit(sql, page);
     }
     sql.push(") AS q");
+}
+
+/// PostgreSQL: the column of `field`'s related table that holds each related node's partner
+/// through `field`, when each has at most one ([`crate::storage::partner`]).
+fn partner_column(field: &RelFieldMeta) -> Option<String> {
+    (!field.symmetric && !field.back_field().list)
+        .then(|| crate::storage::partner::column(field.table, field.own))
 }
 
 /// PostgreSQL: one statement for `owner`'s nodes that `nodes` selects (a statement reading

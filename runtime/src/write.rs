@@ -88,7 +88,11 @@ async fn create_in_one_statement(
     let state = State::of(ctx);
     let mut sql = state.db.sql();
     sql.push("WITH \"n\" AS (");
-    let id = push_insert(&mut sql, meta, write.values)?;
+    // The new node's to-one partners go into its row with it (`storage::partner`), so the join
+    // table's trigger finds its copy right and leaves the row alone. A missing partner fails
+    // the whole statement, copy included.
+    let copies = partner_copies(meta, &write, None);
+    let id = push_insert(&mut sql, meta, write.values, &copies)?;
     sql.push(")");
     let mut partners = Vec::new();
     for (k, rel) in write.rels.iter().enumerate() {
@@ -389,7 +393,12 @@ async fn insert_node(
 ) -> ApiResult<Row> {
     check_required(meta, &write, parent.as_ref().map(|p| p.0))?;
     perms.check_write(tx, meta, None, &write).await?;
-    let row = insert_row(tx, meta, write.values).await?;
+    // Any error below rolls the transaction back, copies included.
+    let copies = match tx.backend() {
+        Backend::Postgres => partner_copies(meta, &write, parent.as_ref()),
+        Backend::Sqlite => Vec::new(),
+    };
+    let row = insert_row(tx, meta, write.values, &copies).await?;
     let id: String = crate::record::get(&row, meta.id, tx.backend()).map_err(ApiError::from)?;
     if let Some((field, parent_id)) = parent {
         perms
@@ -466,14 +475,47 @@ async fn apply_relations(
     Ok(())
 }
 
-/// Inserts a row: absent arguments take their defaults.
+/// PostgreSQL: the to-one partners a new node of `meta` is created with (its parent through
+/// the field `parent`, and each to-one field given one id), as the columns of its row holding
+/// them (`storage::partner`). Written with the row, they make the join table's trigger find
+/// its copy right and leave the row alone, instead of writing it a second time.
+fn partner_copies(
+    meta: &ModelMeta,
+    write: &Write,
+    parent: Option<&(usize, String)>,
+) -> Vec<(String, String)> {
+    let given = write
+        .rels
+        .iter()
+        .filter_map(|rel| match rel.ids.as_deref() {
+            Some([other]) => Some((rel.field, other)),
+            _ => None,
+        });
+    parent
+        .map(|(field, id)| (*field, id))
+        .into_iter()
+        .chain(given)
+        .filter_map(|(field, partner)| {
+            let field = &meta.relations[field];
+            (!field.list && !field.symmetric).then(|| {
+                (
+                    crate::storage::partner::column(field.table, field.other),
+                    partner.clone(),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Inserts a row: absent arguments take their defaults, `copies` as [`push_insert`].
 async fn insert_row(
     tx: &Tx<'_>,
     meta: &'static ModelMeta,
     args: Vec<(usize, Option<Val>)>,
+    copies: &[(String, String)],
 ) -> ApiResult<Row> {
     let mut sql = Sql::new(tx.backend());
-    push_insert(&mut sql, meta, args)?;
+    push_insert(&mut sql, meta, args, copies)?;
     tx.one(sql)
         .await
         .map_err(|e| write_error(e, meta))?
@@ -481,11 +523,13 @@ async fn insert_row(
 }
 
 /// Appends `INSERT INTO "<table>" (…) VALUES (…) RETURNING …` for a new node with `args` over
-/// the defaults; returns the new node's id.
+/// the defaults, and `copies` (column, value) in columns that are not fields; returns the new
+/// node's id.
 fn push_insert(
     sql: &mut Sql,
     meta: &'static ModelMeta,
     args: Vec<(usize, Option<Val>)>,
+    copies: &[(String, String)],
 ) -> ApiResult<String> {
     let backend = sql.backend();
     let now = Val::DateTime(truncate_now());
@@ -528,10 +572,16 @@ fn push_insert(
     sql.join(meta.fields, ", ", |s, f| {
         s.ident(f.name);
     });
+    for (column, _) in copies {
+        sql.push(", ").ident(column);
+    }
     sql.push(") VALUES (");
     sql.join(meta.fields.iter().zip(&values), ", ", |s, (f, v)| {
         s.bind(to_db(v, f, backend));
     });
+    for (_, value) in copies {
+        sql.push(", ").bind(value.as_str().into());
+    }
     sql.push(")");
     push_returning(sql, meta);
     Ok(id)

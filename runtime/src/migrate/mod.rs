@@ -17,6 +17,7 @@ use std::fmt;
 use sea_orm::{ConnectionTrait, DatabaseTransaction};
 
 use crate::storage::ddl::{self, META_TABLE};
+use crate::storage::partner;
 use crate::storage::{Backend, Db};
 pub use plan::Plan;
 pub use schema::{Hints, Schema};
@@ -185,7 +186,11 @@ async fn within(
             }
             Outcome::Created
         }
-        Some(old) if old == *target => return Ok((Outcome::UpToDate, false)),
+        Some(old) if old == *target => {
+            // A database made before the copies existed gets them here, once.
+            let changed = backend == Backend::Postgres && sync_partners(tx, target, false).await?;
+            return Ok((Outcome::UpToDate, changed));
+        }
         Some(old) => {
             let (plan, renamed) = Plan::prepare(&old, target, hints);
             // A dry run shows and checks destructive steps too; only applying needs `force`.
@@ -229,8 +234,22 @@ async fn within(
             ));
         }
     }
+    if backend == Backend::Postgres {
+        sync_partners(tx, target, true).await?;
+    }
     store(tx, db, target).await?;
     Ok((outcome, true))
+}
+
+/// PostgreSQL: the to-one partners copied into the nodes' rows ([`partner`]).
+async fn sync_partners(
+    tx: &DatabaseTransaction,
+    target: &Schema,
+    always: bool,
+) -> Result<bool, MigrationError> {
+    partner::sync(tx, target, always)
+        .await
+        .map_err(|(statement, e)| MigrationError::failed(&statement, e))
 }
 
 /// Whether SQLite enforces foreign keys on the transaction's connection.

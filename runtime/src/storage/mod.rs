@@ -13,6 +13,7 @@
 
 pub mod ddl;
 pub mod lite;
+pub mod partner;
 mod pg;
 mod pipe;
 pub mod sql;

@@ -83,6 +83,7 @@ mod mutations;
 mod nested_mutations;
 mod ordering;
 mod pagination;
+mod partners;
 mod permission_schema;
 mod permissions;
 mod pipe;

@@ -12,7 +12,7 @@ use svc_runtime::storage::Db;
 
 use crate::support::TestDatabase;
 
-fn field(name: &str, kind: Kind) -> Field {
+pub(crate) fn field(name: &str, kind: Kind) -> Field {
     Field {
         name: name.to_owned(),
         kind,
@@ -25,7 +25,7 @@ fn field(name: &str, kind: Kind) -> Field {
     }
 }
 
-fn required(mut f: Field) -> Field {
+pub(crate) fn required(mut f: Field) -> Field {
     f.required = true;
     f
 }
@@ -38,7 +38,7 @@ fn system(name: &str, kind: Kind) -> Field {
 }
 
 /// A model with `id`, `createdAt`, `updatedAt` and `fields`.
-fn model(name: &str, fields: Vec<Field>, relation_fields: Vec<RelField>) -> Model {
+pub(crate) fn model(name: &str, fields: Vec<Field>, relation_fields: Vec<RelField>) -> Model {
     let mut all = vec![
         system("id", Kind::Id),
         system("createdAt", Kind::DateTime),
@@ -52,7 +52,7 @@ fn model(name: &str, fields: Vec<Field>, relation_fields: Vec<RelField>) -> Mode
     }
 }
 
-fn rel_field(name: &str, relation: &str, list: bool, required: bool) -> RelField {
+pub(crate) fn rel_field(name: &str, relation: &str, list: bool, required: bool) -> RelField {
     RelField {
         name: name.to_owned(),
         relation: relation.to_owned(),
@@ -61,7 +61,7 @@ fn rel_field(name: &str, relation: &str, list: bool, required: bool) -> RelField
     }
 }
 
-fn relation(name: &str, a: &str, b: &str, a_list: bool, b_list: bool) -> Relation {
+pub(crate) fn relation(name: &str, a: &str, b: &str, a_list: bool, b_list: bool) -> Relation {
     Relation {
         name: name.to_owned(),
         table: format!("_{name}"),
@@ -72,7 +72,7 @@ fn relation(name: &str, a: &str, b: &str, a_list: bool, b_list: bool) -> Relatio
     }
 }
 
-fn schema(models: Vec<Model>, relations: Vec<Relation>) -> Schema {
+pub(crate) fn schema(models: Vec<Model>, relations: Vec<Relation>) -> Schema {
     Schema {
         format: 1,
         models,
@@ -95,11 +95,15 @@ fn users_v1() -> Schema {
     )
 }
 
-async fn migrate_to(db: &Db, target: &Schema, options: Options) -> Result<Outcome, MigrationError> {
+pub(crate) async fn migrate_to(
+    db: &Db,
+    target: &Schema,
+    options: Options,
+) -> Result<Outcome, MigrationError> {
     migrate::migrate(db, target, &Hints::default(), options).await
 }
 
-async fn migrate_with(
+pub(crate) async fn migrate_with(
     db: &Db,
     target: &Schema,
     hints: &Hints,
@@ -109,7 +113,7 @@ async fn migrate_with(
 }
 
 /// The first column of every row of `sql`, as text.
-async fn texts(db: &Db, sql: &str) -> Vec<Option<String>> {
+pub(crate) async fn texts(db: &Db, sql: &str) -> Vec<Option<String>> {
     let rows = db
         .reader()
         .query_all_raw(sea_orm::Statement::from_string(
@@ -140,14 +144,14 @@ async fn columns(db: &Db, table: &str) -> Vec<String> {
 }
 
 /// A `createdAt`/`updatedAt` literal for raw inserts.
-fn timestamp(db: &Db) -> &'static str {
+pub(crate) fn timestamp(db: &Db) -> &'static str {
     match db.backend() {
         svc_runtime::storage::Backend::Sqlite => "'2026-01-01T00:00:00.000Z'",
         svc_runtime::storage::Backend::Postgres => "'2026-01-01T00:00:00.000Z'::timestamptz",
     }
 }
 
-async fn insert_user(db: &Db, id: &str, name: &str, age: Option<i32>) {
+pub(crate) async fn insert_user(db: &Db, id: &str, name: &str, age: Option<i32>) {
     let age = age.map_or("NULL".to_owned(), |a| a.to_string());
     let now = timestamp(db);
     db.execute_script(&[format!(
@@ -157,7 +161,7 @@ async fn insert_user(db: &Db, id: &str, name: &str, age: Option<i32>) {
     .unwrap_or_else(|e| panic!("insert: {e}"));
 }
 
-async fn open(kind: crate::support::Db) -> Option<(TestDatabase, Db)> {
+pub(crate) async fn open(kind: crate::support::Db) -> Option<(TestDatabase, Db)> {
     let test_db = TestDatabase::create(kind).await?;
     let db = Db::connect(&test_db.url)
         .await
