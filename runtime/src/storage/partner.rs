@@ -41,7 +41,10 @@ struct Copy {
 
 impl Copy {
     fn function(&self) -> String {
-        format!("{FUNCTION_PREFIX}{}", self.column.trim_start_matches('_'))
+        identifier(format!(
+            "{FUNCTION_PREFIX}{}",
+            self.column.trim_start_matches('_')
+        ))
     }
 
     fn trigger(&self) -> String {
@@ -52,7 +55,21 @@ impl Copy {
 /// The column on the related table holding the partner of a to-many field's page, reading from
 /// the join table `table` whose column `own` holds the parent's ids.
 pub fn column(table: &str, own: &str) -> String {
-    format!("_{table}_{own}")
+    identifier(format!("_{table}_{own}"))
+}
+
+/// `name` as PostgreSQL stores it: at most 63 bytes (longer names are cut wherever they are
+/// used), so that the names read back from the catalog compare equal to the ones made here.
+fn identifier(mut name: String) -> String {
+    const MAX: usize = 63;
+    if name.len() > MAX {
+        let mut end = MAX;
+        while !name.is_char_boundary(end) {
+            end -= 1;
+        }
+        name.truncate(end);
+    }
+    name
 }
 
 /// The copies `schema` needs: one per unique join column.
@@ -207,4 +224,18 @@ async fn strings(tx: &DatabaseTransaction, sql: &str) -> Result<BTreeSet<String>
         .map(|row| row.try_get_by_index::<String>(0))
         .collect::<Result<_, _>>()
         .map_err(|e| (sql.to_owned(), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_cut_as_postgresql_cuts_them() {
+        assert_eq!(column("_UserPosts", "A"), "__UserPosts_A");
+        let long = format!("_{}", "R".repeat(70));
+        assert_eq!(column(&long, "A").len(), 63);
+        assert!(column(&long, "A").starts_with("__RRR"));
+        assert_eq!(identifier("é".repeat(40)).len(), 62);
+    }
 }

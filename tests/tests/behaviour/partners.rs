@@ -328,3 +328,40 @@ async fn relation_pages_read_the_copy() {
         ]})
     );
 }
+
+/// A relation name longer than PostgreSQL keeps (63 bytes) names a copy PostgreSQL cuts: a
+/// start with the model unchanged finds it in place and leaves it (the same column, not one
+/// dropped and made again), and pages still read it.
+#[tokio::test]
+async fn a_long_relation_name_is_found_again() {
+    let Some((_guard, db)) = open(support::Db::Postgres).await else {
+        return;
+    };
+    let name = format!("Authorship{}", "x".repeat(60));
+    let target = blog("User", &name, false);
+    migrate_to(&db, &target, Options::default())
+        .await
+        .expect("created");
+    let column = copy_columns(&db, "Post").await;
+    assert_eq!(column.len(), 1);
+    assert_eq!(column[0].len(), 63);
+    let attnum = format!(
+        "SELECT attnum::text FROM pg_attribute WHERE attrelid = to_regclass('\"Post\"') AND attname = '{}'",
+        column[0]
+    );
+    let before = texts(&db, &attnum).await;
+    nodes(&db, "User").await;
+    run(
+        &db,
+        &[&format!(
+            r#"INSERT INTO "_{name}" ("id", "A", "B") VALUES ('e1', 'u1', 'p2')"#
+        )],
+    )
+    .await;
+    assert_eq!(
+        migrate_to(&db, &target, Options::default()).await,
+        Ok(Outcome::UpToDate)
+    );
+    assert_eq!(texts(&db, &attnum).await, before);
+    assert_eq!(copies(&db, &column[0]).await, ["p1=-", "p2=u1", "p3=-"]);
+}
