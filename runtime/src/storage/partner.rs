@@ -11,8 +11,8 @@
 //! then reads `WHERE t0."__<join table>_<own>" = <parent>` straight from the related table,
 //! like a foreign key.
 //!
-//! The join table stays the one place edges are written. A row trigger on it keeps the copy
-//! (insert, update and delete, including cascades), so every writer (mutations, NDF import,
+//! The join table stays the one place edges are written. Triggers on it keep the copy (insert,
+//! update and delete, including cascades, and truncate), so every writer (mutations, NDF import,
 //! migrations) keeps it without knowing about it. [`sync`] creates, fills and removes the
 //! columns, indexes, functions and triggers to match the model, in the migration's
 //! transaction; GraphQL names cannot begin with `__`, so no field can clash with the columns.
@@ -173,6 +173,7 @@ fn copy_statements(copy: &Copy, schema: &str) -> Vec<String> {
     let (key, value) = (quote(copy.key), quote(copy.value));
     let function = quote(&copy.function());
     let trigger = quote(&copy.trigger());
+    let truncate = quote(&format!("{}_truncate", copy.trigger()));
     vec![
         format!("ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} TEXT COLLATE \"C\""),
         // Named by the column, which is unique across the service (a model name cannot begin
@@ -183,6 +184,10 @@ fn copy_statements(copy: &Copy, schema: &str) -> Vec<String> {
         format!(
             "CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$ \
              BEGIN \
+             IF TG_OP = 'TRUNCATE' THEN \
+             UPDATE {qualified} SET {column} = NULL WHERE {column} IS NOT NULL; \
+             RETURN NULL; \
+             END IF; \
              IF TG_OP <> 'INSERT' THEN \
              UPDATE {qualified} SET {column} = NULL \
              WHERE {id} = OLD.{key} AND {column} = OLD.{value}; \
@@ -198,6 +203,11 @@ fn copy_statements(copy: &Copy, schema: &str) -> Vec<String> {
         format!(
             "CREATE TRIGGER {trigger} AFTER INSERT OR UPDATE OR DELETE ON {join} \
              FOR EACH ROW EXECUTE FUNCTION {function}()"
+        ),
+        format!("DROP TRIGGER IF EXISTS {truncate} ON {join}"),
+        format!(
+            "CREATE TRIGGER {truncate} AFTER TRUNCATE ON {join} \
+             FOR EACH STATEMENT EXECUTE FUNCTION {function}()"
         ),
         format!(
             "UPDATE {table} AS t SET {column} = j.{value} FROM {join} AS j \

@@ -1,7 +1,8 @@
 //! PostgreSQL: each node's to-one partner copied into its row (`runtime/src/storage/partner.rs`).
-//! The copy follows every write of the join table (inserts, updates, deletes, cascades), every
-//! migration (renames, a relation becoming to-many and back, a database made before the copies
-//! existed), and relation pages read it. PostgreSQL only: SQLite reads the join table.
+//! The copy follows every write of the join table (inserts, updates, deletes, cascades,
+//! truncation), every migration (renames, a relation becoming to-many and back, a database made
+//! before the copies existed), and relation pages read it. PostgreSQL only: SQLite reads the
+//! join table.
 
 use serde_json::json;
 use svc_runtime::migrate::schema::Schema;
@@ -141,6 +142,16 @@ async fn the_copy_follows_every_write_of_the_join_table() {
         &[
             r#"INSERT INTO "_UserPosts" ("id", "A", "B") VALUES ('e3', 'u1', 'p3')"#,
             r#"DELETE FROM "Post" WHERE "id" = 'p3'"#,
+        ],
+    )
+    .await;
+    assert_eq!(copies(&db, col).await, ["p1=-", "p2=-"]);
+    // Emptying the join table at once.
+    run(
+        &db,
+        &[
+            r#"INSERT INTO "_UserPosts" ("id", "A", "B") VALUES ('e4', 'u1', 'p1')"#,
+            r#"TRUNCATE "_UserPosts""#,
         ],
     )
     .await;
