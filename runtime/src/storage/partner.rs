@@ -30,7 +30,7 @@ const FUNCTION_PREFIX: &str = "__svc_inline_";
 /// One copied partner: the column `column` on `table` holds, for each node, the `value` join
 /// column of the edge whose `key` join column is the node's id.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct Copy {
+struct PartnerCopy {
     table: String,
     id: String,
     column: String,
@@ -39,7 +39,7 @@ struct Copy {
     value: &'static str,
 }
 
-impl Copy {
+impl PartnerCopy {
     fn function(&self) -> String {
         identifier(format!(
             "{FUNCTION_PREFIX}{}",
@@ -73,7 +73,7 @@ fn identifier(mut name: String) -> String {
 }
 
 /// The copies `schema` needs: one per unique join column.
-fn wanted(schema: &Schema) -> Vec<Copy> {
+fn wanted(schema: &Schema) -> Vec<PartnerCopy> {
     let mut out = Vec::new();
     for rel in &schema.relations {
         // Column `B` is unique when side B's field is to-one: each B node has one A partner.
@@ -85,7 +85,7 @@ fn wanted(schema: &Schema) -> Vec<Copy> {
             let Some(model) = schema.model(model).filter(|_| unique) else {
                 continue;
             };
-            out.push(Copy {
+            out.push(PartnerCopy {
                 table: model.name.clone(),
                 id: model.id().to_owned(),
                 column: column(&rel.table, value),
@@ -128,7 +128,7 @@ pub async fn sync(
         .iter()
         .map(|c| format!("{}.{}", c.table, c.column))
         .collect();
-    let want_functions: BTreeSet<String> = wanted.iter().map(Copy::function).collect();
+    let want_functions: BTreeSet<String> = wanted.iter().map(PartnerCopy::function).collect();
     if !always && columns == want_columns && functions == want_functions {
         return Ok(false);
     }
@@ -164,7 +164,7 @@ pub async fn sync(
 
 /// The column, its index, the trigger keeping it, and the statements filling it from the join
 /// table; each can run again.
-fn copy_statements(copy: &Copy, schema: &str) -> Vec<String> {
+fn copy_statements(copy: &PartnerCopy, schema: &str) -> Vec<String> {
     let table = quote(&copy.table);
     let qualified = format!("{}.{table}", quote(schema));
     let id = quote(&copy.id);
