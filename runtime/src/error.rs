@@ -10,7 +10,7 @@ use async_graphql::ErrorExtensions;
 ///
 /// Deliberately not `Display`: `async_graphql::Error` converts from anything `Display` and would
 /// drop the code, so the only conversion is the explicit `From` below.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum ApiError {
     NoArgumentsProvided(Vec<&'static str>),
     IdIsInvalid(String),
@@ -57,6 +57,10 @@ pub enum ApiError {
     InvalidRootToken(String),
     /// Something the client cannot fix; the cause is logged, never sent.
     Internal(String),
+    /// PostgreSQL rolled the transaction back to break a deadlock (40P01) or a serialization
+    /// conflict (40001): running it again can succeed. Reported like [`ApiError::Internal`] when
+    /// it persists.
+    Conflict(String),
 }
 
 impl ApiError {
@@ -112,7 +116,9 @@ impl ApiError {
             ApiError::InvalidRootToken(project) => {
                 format!("The provided pat is not valid for project '{project}'")
             }
-            ApiError::Internal(cause) => format!("internal error: {cause}"),
+            ApiError::Internal(cause) | ApiError::Conflict(cause) => {
+                format!("internal error: {cause}")
+            }
         }
     }
 
@@ -138,7 +144,7 @@ impl ApiError {
             ApiError::ValueNotAValidJson { .. } => 3037,
             ApiError::InsufficientPermissions(_) | ApiError::PermissionQueryInvalid(_) => 3008,
             ApiError::InvalidRootToken(_) => 4028,
-            ApiError::Internal(_) => return None,
+            ApiError::Internal(_) | ApiError::Conflict(_) => return None,
         })
     }
 }
@@ -162,7 +168,11 @@ impl From<ApiError> for async_graphql::Error {
 
 impl From<sea_orm::DbErr> for ApiError {
     fn from(err: sea_orm::DbErr) -> Self {
-        ApiError::Internal(format!("database: {err}"))
+        if crate::storage::is_conflict(&err) {
+            ApiError::Conflict(format!("database: {err}"))
+        } else {
+            ApiError::Internal(format!("database: {err}"))
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use crate::meta::{ModelMeta, RelFieldMeta};
 use crate::value::Val;
 
 /// Arguments of one node write.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Write {
     /// `(column index, value)`; `None` = absent, `Some(Val::Null)` = explicit null.
     pub values: Vec<(usize, Option<Val>)>,
@@ -18,7 +18,7 @@ pub struct Write {
 }
 
 /// The arguments given for one relation field.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct RelArg {
     /// Index in the model's `relations`.
     pub field: usize,

@@ -25,10 +25,14 @@ use crate::value::{Val, cuid, is_valid_id};
 /// Longest text a String, Json or list field may hold (the reference's "256KB").
 pub const MAX_TEXT_CHARS: usize = 262_144;
 
+/// How many times a transaction PostgreSQL rolled back for a deadlock is run again.
+const CONFLICT_RETRIES: u32 = 3;
+
 /// Runs `body` in one transaction of the request: committed when it succeeds, rolled back (by
 /// dropping the transaction) when it fails. `inline`: the work is bounded by the request (one
 /// node and what its arguments name, and cascades), so on SQLite it may run on the calling
-/// thread (`storage/writer.rs`); the filtered `deleteMany`/`updateMany` are not.
+/// thread (`storage/writer.rs`); the filtered `deleteMany`/`updateMany` are not. Mutations
+/// call it through [`retrying!`].
 async fn in_transaction<T>(
     ctx: &Context<'_>,
     inline: bool,
@@ -45,6 +49,24 @@ async fn in_transaction<T>(
     Ok(out)
 }
 
+/// Runs `$transaction` (an [`in_transaction`] future, made anew each time) again while
+/// PostgreSQL rolls it back to break a deadlock ([`ApiError::Conflict`]), up to
+/// [`CONFLICT_RETRIES`] times. Two mutations that lock the same rows in opposite orders (say a
+/// `deleteUser` whose cascade clears its posts' copies of their author while an `updatePost`
+/// moves one of them, `storage/partner.rs`) then both succeed, one after the other, instead of
+/// one failing.
+macro_rules! retrying {
+    ($transaction:expr) => {{
+        let mut retries = 0;
+        loop {
+            match $transaction.await {
+                Err(ApiError::Conflict(_)) if retries < CONFLICT_RETRIES => retries += 1,
+                out => break out,
+            }
+        }
+    }};
+}
+
 /// `create<T>(…)`.
 pub async fn create<R: Record>(ctx: &Context<'_>, args: Write) -> async_graphql::Result<Option<R>> {
     let backend = State::of(ctx).db.backend();
@@ -53,10 +75,9 @@ pub async fn create<R: Record>(ctx: &Context<'_>, args: Write) -> async_graphql:
     let row = if backend == Backend::Postgres && perms.bypass() && one_statement(R::META, &args) {
         create_in_one_statement(ctx, R::META, args).await?
     } else {
-        in_transaction(ctx, true, async |tx| {
-            insert_node(tx, &perms, R::META, args, None).await
-        })
-        .await?
+        retrying!(in_transaction(ctx, true, async |tx| {
+            insert_node(tx, &perms, R::META, args.clone(), None).await
+        }))?
     };
     Ok(Some(R::decode(&row, backend).map_err(ApiError::from)?))
 }
@@ -120,11 +141,12 @@ async fn create_in_one_statement(
         Ok(Some(row)) => Ok(row),
         Ok(None) => Err(ApiError::Internal("insert returned no row".into())),
         Err(e) if matches!(sql_err(&e), Some(SqlErr::ForeignKeyConstraintViolation(_))) => {
+            let error = ApiError::from(e);
             in_transaction(ctx, true, async |tx| {
                 for (target, other) in &partners {
                     verify_exist(tx, target, std::slice::from_ref(other)).await?;
                 }
-                Err(ApiError::from(e))
+                Err(error.clone())
             })
             .await
         }
@@ -141,10 +163,9 @@ pub async fn update<R: Record>(
     let backend = State::of(ctx).db.backend();
     let perms = Perms::of(ctx);
     allow_payload(ctx, payload_fields(R::META, &args));
-    let row = in_transaction(ctx, true, async |tx| {
-        update_node(tx, &perms, R::META, &id, args).await
-    })
-    .await?;
+    let row = retrying!(in_transaction(ctx, true, async |tx| {
+        update_node(tx, &perms, R::META, &id, args.clone()).await
+    }))?;
     Ok(Some(R::decode(&row, backend).map_err(ApiError::from)?))
 }
 
@@ -158,20 +179,19 @@ pub async fn update_or_create<R: Record>(
 ) -> async_graphql::Result<Option<R>> {
     let backend = State::of(ctx).db.backend();
     let perms = Perms::of(ctx);
-    let row = in_transaction(ctx, true, async |tx| {
+    let row = retrying!(in_transaction(ctx, true, async |tx| {
         let exists = is_valid_id(&id)
             && find_by::<R, _>(tx, R::META.id, &Val::String(id.to_string()))
                 .await?
                 .is_some();
         if exists {
             allow_payload(ctx, payload_fields(R::META, &update));
-            update_node(tx, &perms, R::META, &id, update).await
+            update_node(tx, &perms, R::META, &id, update.clone()).await
         } else {
             allow_payload(ctx, payload_fields(R::META, &create));
-            insert_node(tx, &perms, R::META, create, None).await
+            insert_node(tx, &perms, R::META, create.clone(), None).await
         }
-    })
-    .await?;
+    }))?;
     Ok(Some(R::decode(&row, backend).map_err(ApiError::from)?))
 }
 
@@ -181,15 +201,14 @@ pub async fn delete<R: Record>(ctx: &Context<'_>, id: ID) -> async_graphql::Resu
     check_id(&id)?;
     let perms = Perms::of(ctx);
     allow_payload(ctx, vec![meta.fields[meta.id].name]);
-    let node = in_transaction(ctx, true, async |tx| {
+    let node = retrying!(in_transaction(ctx, true, async |tx| {
         let node = find_by::<R, _>(tx, meta.id, &Val::String(id.to_string()))
             .await?
             .ok_or_else(|| not_found(meta, &id))?;
         perms.check_delete(tx, meta, &[id.as_str()]).await?;
         delete_nodes(tx, meta, vec![id.to_string()]).await?;
         Ok(node)
-    })
-    .await?;
+    }))?;
     Ok(Some(node))
 }
 
@@ -241,15 +260,14 @@ pub async fn delete_many<R: Record>(
         f.cond.check()?;
     }
     let perms = Perms::of(ctx);
-    let count = in_transaction(ctx, false, async |tx| {
+    let count = retrying!(in_transaction(ctx, false, async |tx| {
         let ids = matching_ids::<R>(tx, &filter).await?;
         let count = ids.len();
         let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
         perms.check_delete(tx, R::META, &refs).await?;
         delete_nodes(tx, R::META, ids).await?;
         Ok(count)
-    })
-    .await?;
+    }))?;
     Ok(BatchPayload {
         count: i32::try_from(count).unwrap_or(i32::MAX),
     })
@@ -271,13 +289,13 @@ pub async fn update_many<R: Record>(
         values: data,
         rels: Vec::new(),
     };
-    let count = in_transaction(ctx, false, async |tx| {
+    let count = retrying!(in_transaction(ctx, false, async |tx| {
         if !perms.bypass() {
             let ids = matching_ids::<R>(tx, &filter).await?;
             let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
             perms.check_write(tx, meta, Some(&refs), &write).await?;
         }
-        let sets = scalar_sets(meta, write.values)?;
+        let sets = scalar_sets(meta, write.values.clone())?;
         let mut sql = Sql::new(tx.backend());
         sql.push("UPDATE ").ident(meta.table).push(" SET ");
         push_sets(&mut sql, meta, &sets);
@@ -287,8 +305,7 @@ pub async fn update_many<R: Record>(
         push_matching_ids::<R>(&mut sql, &filter);
         sql.push(")");
         tx.execute(sql).await.map_err(|e| write_error(e, meta))
-    })
-    .await?;
+    }))?;
     Ok(BatchPayload {
         count: i32::try_from(count).unwrap_or(i32::MAX),
     })
@@ -320,7 +337,7 @@ pub async fn relate(
     check_id(&a_id)?;
     let (b, a) = (b_id.to_string(), a_id.to_string());
     let perms = Perms::of(ctx);
-    let nodes = in_transaction(ctx, true, async |tx| {
+    let nodes = retrying!(in_transaction(ctx, true, async |tx| {
         match op {
             RelOp::AddTo | RelOp::Set => {
                 verify_exist(tx, b_meta, std::slice::from_ref(&b)).await?;
@@ -340,8 +357,7 @@ pub async fn relate(
         };
         let b_node = find_row(tx, b_meta, b_meta.id, &Val::String(b.clone())).await?;
         Ok((Some(a_node), b_node))
-    })
-    .await?;
+    }))?;
     Ok(nodes)
 }
 

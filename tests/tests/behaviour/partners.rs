@@ -376,3 +376,59 @@ async fn a_long_relation_name_is_found_again() {
     assert_eq!(texts(&db, &attnum).await, before);
     assert_eq!(copies(&db, &column[0]).await, ["p1=-", "p2=u1", "p3=-"]);
 }
+
+/// A `deleteUser` whose cascade clears its post's copy of the author, while another
+/// transaction holds the post's row and then deletes the same edge: the two lock the rows in
+/// opposite orders, and PostgreSQL breaks the deadlock by rolling `deleteUser`'s transaction
+/// back (it waited first, so its check runs first). The mutation runs again once the other
+/// commits, and succeeds.
+#[tokio::test]
+async fn a_mutation_rolled_back_for_a_deadlock_runs_again() {
+    use sqlx::Connection;
+    let Some(srv) = Server::start(support::Db::Postgres).await else {
+        return;
+    };
+    let ann = srv
+        .create("User", r#"email: "ann@example.com", name: "Ann""#)
+        .await;
+    let post = srv
+        .create(
+            "Post",
+            &format!(r#"slug: "p1", title: "one", authorId: "{ann}""#),
+        )
+        .await;
+    let mut conn = sqlx::PgConnection::connect(&srv.database().url)
+        .await
+        .expect("connect");
+    for sql in [
+        "BEGIN".to_owned(),
+        format!(r#"UPDATE "Post" SET "votes" = 1 WHERE "id" = '{post}'"#),
+    ] {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+            .execute(&mut conn)
+            .await
+            .expect("the other transaction");
+    }
+    let delete = format!(r#"mutation {{ deleteUser(id: "{ann}") {{ id }} }}"#);
+    let (deleted, ()) = tokio::join!(srv.gql(&delete), async {
+        // `deleteUser` is waiting for the post's row by now; this waits for its edge.
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        for sql in [
+            format!(r#"DELETE FROM "_UserPosts" WHERE "B" = '{post}'"#),
+            "COMMIT".to_owned(),
+        ] {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+                .execute(&mut conn)
+                .await
+                .expect("the other transaction goes through");
+        }
+    });
+    assert_eq!(deleted, json!({"data": {"deleteUser": {"id": ann}}}));
+    assert_eq!(
+        srv.data(r#"{ allUsers { id } allPosts { slug votes author { id } } }"#)
+            .await,
+        json!({"allUsers": [], "allPosts": [{"slug": "p1", "votes": 1, "author": null}]})
+    );
+    let db = Db::connect(&srv.database().url).await.expect("connect");
+    assert_eq!(copies(&db, "__UserPosts_A").await, [format!("{post}=-")]);
+}
