@@ -10,7 +10,7 @@ use async_graphql::ErrorExtensions;
 ///
 /// Deliberately not `Display`: `async_graphql::Error` converts from anything `Display` and would
 /// drop the code, so the only conversion is the explicit `From` below.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum ApiError {
     NoArgumentsProvided(Vec<&'static str>),
     IdIsInvalid(String),

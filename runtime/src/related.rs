@@ -601,8 +601,7 @@ fn push_lateral_page(
 /// PostgreSQL: the column of `field`'s related table that holds each related node's partner
 /// through `field`, when each has at most one ([`crate::storage::partner`]).
 fn partner_column(field: &RelFieldMeta) -> Option<String> {
-    (!field.symmetric && !field.back_field().list)
-        .then(|| crate::storage::partner::column(field.table, field.own))
+    crate::storage::partner::held_through(field.back_field())
 }
 
 /// PostgreSQL: one statement for `owner`'s nodes that `nodes` selects (a statement reading

@@ -141,12 +141,11 @@ async fn create_in_one_statement(
         Ok(Some(row)) => Ok(row),
         Ok(None) => Err(ApiError::Internal("insert returned no row".into())),
         Err(e) if matches!(sql_err(&e), Some(SqlErr::ForeignKeyConstraintViolation(_))) => {
-            let error = ApiError::from(e);
             in_transaction(ctx, true, async |tx| {
                 for (target, other) in &partners {
                     verify_exist(tx, target, std::slice::from_ref(other)).await?;
                 }
-                Err(error.clone())
+                Err(ApiError::from(e))
             })
             .await
         }
@@ -512,13 +511,8 @@ fn partner_copies(
         .into_iter()
         .chain(given)
         .filter_map(|(field, partner)| {
-            let field = &meta.relations[field];
-            (!field.list && !field.symmetric).then(|| {
-                (
-                    crate::storage::partner::column(field.table, field.other),
-                    partner.clone(),
-                )
-            })
+            crate::storage::partner::held_through(&meta.relations[field])
+                .map(|column| (column, partner.clone()))
         })
         .collect()
 }

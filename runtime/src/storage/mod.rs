@@ -419,7 +419,6 @@ impl<C: Run + ?Sized> Exec<'_, C> {
     }
 }
 
-/// The constraint a failed statement broke, whichever driver ran it.
 /// Whether PostgreSQL rolled the statement's transaction back for a deadlock (40P01) or a
 /// serialization failure (40001), so that running the transaction again can succeed.
 pub fn is_conflict(err: &DbErr) -> bool {
@@ -433,6 +432,7 @@ pub fn is_conflict(err: &DbErr) -> bool {
         .is_some_and(|code| code == "40P01" || code == "40001")
 }
 
+/// The constraint a failed statement broke, whichever driver ran it.
 pub fn sql_err(err: &DbErr) -> Option<sea_orm::SqlErr> {
     err.sql_err().or_else(|| writer::sql_err(err))
 }

@@ -22,6 +22,7 @@ use std::collections::BTreeSet;
 use sea_orm::{ConnectionTrait, DatabaseTransaction, DbErr, Statement};
 
 use super::ddl::quote;
+use crate::meta::RelFieldMeta;
 use crate::migrate::schema::Schema;
 
 /// Prefix of the trigger functions (one per copied column) and of the triggers.
@@ -56,6 +57,13 @@ impl PartnerCopy {
 /// the join table `table` whose column `own` holds the parent's ids.
 pub fn column(table: &str, own: &str) -> String {
     identifier(format!("_{table}_{own}"))
+}
+
+/// The column of a node's table that holds its partner through its relation field `field`:
+/// there is one when the field is to-one (and not a self relation declared on one field, which
+/// stores each edge both ways). What [`wanted`] makes, seen from the model's fields.
+pub fn held_through(field: &RelFieldMeta) -> Option<String> {
+    (!field.list && !field.symmetric).then(|| column(field.table, field.other))
 }
 
 /// `name` as PostgreSQL stores it: at most 63 bytes (longer names are cut wherever they are

@@ -304,7 +304,7 @@ impl Pipe {
     /// Every row of the `SELECT` `sql` with `values` bound, or `None` when this path does not
     /// answer it (see the module's documentation) and sqlx must.
     pub async fn rows(&self, sql: &str, values: &[Value]) -> Option<Vec<Row>> {
-        if !super::pg::is_select(sql) {
+        if !pg::is_select(sql) {
             return None;
         }
         let types = values.iter().map(param_type).collect::<Option<Vec<_>>>()?;

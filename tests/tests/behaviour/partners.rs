@@ -257,6 +257,15 @@ async fn the_copy_follows_migrations() {
     );
 }
 
+/// Creates a post by `author` through the API (`authorId`); returns its id.
+async fn post(srv: &Server, slug: &str, title: &str, author: &str) -> String {
+    srv.create(
+        "Post",
+        &format!(r#"slug: "{slug}", title: "{title}", authorId: "{author}""#),
+    )
+    .await
+}
+
 /// Through the API: mutations keep the copies, and a to-many page reads its nodes by them.
 #[tokio::test]
 async fn relation_pages_read_the_copy() {
@@ -269,18 +278,8 @@ async fn relation_pages_read_the_copy() {
     let bob = srv
         .create("User", r#"email: "bob@example.com", name: "Bob""#)
         .await;
-    let p1 = srv
-        .create(
-            "Post",
-            &format!(r#"slug: "p1", title: "one", authorId: "{ann}""#),
-        )
-        .await;
-    let p2 = srv
-        .create(
-            "Post",
-            &format!(r#"slug: "p2", title: "two", authorId: "{ann}""#),
-        )
-        .await;
+    let p1 = post(&srv, "p1", "one", &ann).await;
+    let p2 = post(&srv, "p2", "two", &ann).await;
     srv.data(&format!(
         r#"mutation {{ updatePost(id: "{p2}", authorId: "{bob}") {{ id }} }}"#
     ))
@@ -391,18 +390,13 @@ async fn a_mutation_rolled_back_for_a_deadlock_runs_again() {
     let ann = srv
         .create("User", r#"email: "ann@example.com", name: "Ann""#)
         .await;
-    let post = srv
-        .create(
-            "Post",
-            &format!(r#"slug: "p1", title: "one", authorId: "{ann}""#),
-        )
-        .await;
+    let p1 = post(&srv, "p1", "one", &ann).await;
     let mut conn = sqlx::PgConnection::connect(&srv.database().url)
         .await
         .expect("connect");
     for sql in [
         "BEGIN".to_owned(),
-        format!(r#"UPDATE "Post" SET "votes" = 1 WHERE "id" = '{post}'"#),
+        format!(r#"UPDATE "Post" SET "votes" = 1 WHERE "id" = '{p1}'"#),
     ] {
         sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
             .execute(&mut conn)
@@ -414,7 +408,7 @@ async fn a_mutation_rolled_back_for_a_deadlock_runs_again() {
         // `deleteUser` is waiting for the post's row by now; this waits for its edge.
         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
         for sql in [
-            format!(r#"DELETE FROM "_UserPosts" WHERE "B" = '{post}'"#),
+            format!(r#"DELETE FROM "_UserPosts" WHERE "B" = '{p1}'"#),
             "COMMIT".to_owned(),
         ] {
             sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
@@ -430,5 +424,5 @@ async fn a_mutation_rolled_back_for_a_deadlock_runs_again() {
         json!({"allUsers": [], "allPosts": [{"slug": "p1", "votes": 1, "author": null}]})
     );
     let db = Db::connect(&srv.database().url).await.expect("connect");
-    assert_eq!(copies(&db, "__UserPosts_A").await, [format!("{post}=-")]);
+    assert_eq!(copies(&db, "__UserPosts_A").await, [format!("{p1}=-")]);
 }
