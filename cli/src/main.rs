@@ -6,7 +6,6 @@
 //! (`<binary> migrate`), which the CLI builds with cargo and then runs.
 
 mod commands;
-mod init;
 mod project;
 mod rc;
 mod server;
@@ -82,7 +81,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Init { dir, name } => init::init(&dir, name.as_deref()),
+        Command::Init { dir, name } => commands::init::init(&dir, name.as_deref()),
         Command::Deploy(args) => commands::deploy(&args),
         Command::Info { target, json } => commands::info(&target, json),
         Command::RootToken { name, target } => commands::root_token(&target, name.as_deref()),
@@ -93,8 +92,8 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("error: {message}");
+        Err(err) => {
+            eprintln!("error: {err:#}");
             ExitCode::FAILURE
         }
     }

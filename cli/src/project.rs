@@ -1,6 +1,7 @@
 //! The service crate the CLI works on: where it is, its name, where cargo puts its binary, and
 //! building it.
 
+use anyhow::{Context as _, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -13,9 +14,8 @@ pub struct Service {
 impl Service {
     /// The service around the current directory (it or the nearest parent with `svc.yml` and
     /// `Cargo.toml`).
-    pub fn find() -> Result<Service, String> {
-        let cwd = std::env::current_dir()
-            .map_err(|e| format!("cannot read the current directory: {e}"))?;
+    pub fn find() -> Result<Service> {
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
         let mut dir = cwd.as_path();
         loop {
             if dir.join("svc.yml").is_file() && dir.join("Cargo.toml").is_file() {
@@ -26,10 +26,10 @@ impl Service {
             match dir.parent() {
                 Some(parent) => dir = parent,
                 None => {
-                    return Err(format!(
+                    bail!(
                         "no service here: neither `{}` nor a parent directory holds `svc.yml` and `Cargo.toml` (create one with `svc init DIR`)",
                         cwd.display()
-                    ));
+                    );
                 }
             }
         }
@@ -41,7 +41,7 @@ impl Service {
     }
 
     /// The crate's name and the path of its debug binary, from `cargo metadata`.
-    pub fn metadata(&self) -> Result<Metadata, String> {
+    pub fn metadata(&self) -> Result<Metadata> {
         let manifest = self.dir.join("Cargo.toml");
         let output = cargo()
             .args([
@@ -54,18 +54,15 @@ impl Service {
             .arg(&manifest)
             .stderr(Stdio::inherit())
             .output()
-            .map_err(|e| format!("cannot run cargo: {e}"))?;
+            .context("cannot run cargo")?;
         if !output.status.success() {
-            return Err(format!(
-                "`cargo metadata` failed for `{}`",
-                manifest.display()
-            ));
+            bail!("`cargo metadata` failed for `{}`", manifest.display());
         }
         let json: serde_json::Value = serde_json::from_slice(&output.stdout)
-            .map_err(|e| format!("cannot read the output of `cargo metadata`: {e}"))?;
+            .context("cannot read the output of `cargo metadata`")?;
         let target_dir = json["target_directory"]
             .as_str()
-            .ok_or("`cargo metadata` printed no target directory")?;
+            .context("`cargo metadata` printed no target directory")?;
         let canonical = manifest.canonicalize().unwrap_or(manifest.clone());
         let package = json["packages"]
             .as_array()
@@ -76,10 +73,10 @@ impl Service {
                     .as_str()
                     .is_some_and(|m| Path::new(m) == canonical || Path::new(m) == manifest)
             })
-            .ok_or_else(|| format!("`{}` defines no package", manifest.display()))?;
+            .with_context(|| format!("`{}` defines no package", manifest.display()))?;
         let name = package["name"]
             .as_str()
-            .ok_or("`cargo metadata` printed a package without a name")?
+            .context("`cargo metadata` printed a package without a name")?
             .to_owned();
         let binary = Path::new(target_dir)
             .join("debug")
@@ -88,7 +85,7 @@ impl Service {
     }
 
     /// `cargo build` of the service (its output goes to the terminal's stderr).
-    pub fn build(&self) -> Result<(), String> {
+    pub fn build(&self) -> Result<()> {
         eprintln!("Building the service…");
         // From the service's directory, so that cargo reads its `.cargo/config.toml`.
         let status = cargo()
@@ -99,14 +96,11 @@ impl Service {
             .stdout(Stdio::inherit())
             .stderr(Stdio::inherit())
             .status()
-            .map_err(|e| format!("cannot run cargo: {e}"))?;
+            .context("cannot run cargo")?;
         if status.success() {
             Ok(())
         } else {
-            Err(
-                "the service does not build (see cargo's messages above); nothing was deployed"
-                    .to_owned(),
-            )
+            bail!("the service does not build (see cargo's messages above); nothing was deployed")
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Configuration files: the service directory's `.svcrc` (targets), the user's `~/.svcrc`
 //! (clusters, platform token) and `.svc/local.yml` (the local server's port and database URL).
 
+use anyhow::{Context as _, Result, anyhow, bail};
 use std::path::{Path, PathBuf};
 
 use serde_yaml::{Mapping, Value};
@@ -13,31 +14,33 @@ pub struct YamlFile {
 }
 
 impl YamlFile {
-    pub fn load(path: PathBuf) -> Result<YamlFile, String> {
+    pub fn load(path: PathBuf) -> Result<YamlFile> {
         let root = match std::fs::read_to_string(&path) {
             Ok(text) if text.trim().is_empty() => Mapping::new(),
             Ok(text) => match serde_yaml::from_str::<Value>(&text)
-                .map_err(|e| format!("cannot parse `{}`: {e}", path.display()))?
+                .with_context(|| format!("cannot parse `{}`", path.display()))?
             {
                 Value::Mapping(map) => map,
                 Value::Null => Mapping::new(),
-                _ => return Err(format!("`{}` must hold a YAML mapping", path.display())),
+                _ => bail!("`{}` must hold a YAML mapping", path.display()),
             },
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Mapping::new(),
-            Err(e) => return Err(format!("cannot read `{}`: {e}", path.display())),
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot read `{}`", path.display()));
+            }
         };
         Ok(YamlFile { path, root })
     }
 
-    pub fn save(&self) -> Result<(), String> {
+    pub fn save(&self) -> Result<()> {
         let text = serde_yaml::to_string(&self.root)
-            .map_err(|e| format!("cannot write `{}`: {e}", self.path.display()))?;
+            .with_context(|| format!("cannot write `{}`", self.path.display()))?;
         if let Some(parent) = self.path.parent() {
             std::fs::create_dir_all(parent)
-                .map_err(|e| format!("cannot create `{}`: {e}", parent.display()))?;
+                .with_context(|| format!("cannot create `{}`", parent.display()))?;
         }
         std::fs::write(&self.path, text)
-            .map_err(|e| format!("cannot write `{}`: {e}", self.path.display()))
+            .with_context(|| format!("cannot write `{}`", self.path.display()))
     }
 
     /// The string at a key path, e.g. `["clusters", "local", "host"]`.
@@ -71,20 +74,20 @@ impl YamlFile {
 }
 
 /// `~/.svcrc` (HOME decides where it is).
-pub fn global() -> Result<YamlFile, String> {
+pub fn global() -> Result<YamlFile> {
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
-        .ok_or("HOME is not set: cannot find `~/.svcrc`")?;
+        .context("HOME is not set: cannot find `~/.svcrc`")?;
     YamlFile::load(Path::new(&home).join(".svcrc"))
 }
 
 /// The service directory's `.svcrc`.
-pub fn local(service_dir: &Path) -> Result<YamlFile, String> {
+pub fn local(service_dir: &Path) -> Result<YamlFile> {
     YamlFile::load(service_dir.join(".svcrc"))
 }
 
 /// `.svc/local.yml`: how `svc deploy` runs the local server (`port`, `databaseUrl`).
-pub fn server_settings(service_dir: &Path) -> Result<YamlFile, String> {
+pub fn server_settings(service_dir: &Path) -> Result<YamlFile> {
     YamlFile::load(service_dir.join(".svc").join("local.yml"))
 }
 
@@ -105,7 +108,7 @@ impl Target {
 
 /// The target named by `-t`, else `SVC_TARGET`, else `targets.default` in `.svcrc`, else `local`.
 /// A name is looked up in `targets:`; a value `<cluster>/<id>` may also be given directly.
-pub fn target(local_rc: &YamlFile, requested: Option<&str>) -> Result<Target, String> {
+pub fn target(local_rc: &YamlFile, requested: Option<&str>) -> Result<Target> {
     let requested = requested
         .map(str::to_owned)
         .or_else(|| std::env::var("SVC_TARGET").ok().filter(|t| !t.is_empty()));
@@ -137,7 +140,7 @@ pub fn target(local_rc: &YamlFile, requested: Option<&str>) -> Result<Target, St
             cluster: "local".to_owned(),
             service_id: None,
         }),
-        _ => Err(format!(
+        _ => Err(anyhow!(
             "unknown target `{name}`: `.svcrc` has no such entry in `targets:` (expected `<cluster>/<service id>`)"
         )),
     }

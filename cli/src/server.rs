@@ -1,6 +1,7 @@
 //! The local server that `svc deploy` runs in the background: started detached with its output in
 //! `.svc/server.log` and its pid in `.svc/server.pid`, stopped by `svc down` or the next deploy.
 
+use anyhow::{Context as _, Result, bail};
 use std::fs::OpenOptions;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -62,7 +63,7 @@ fn signal(pid: u32, name: &str) {
 }
 
 /// Stops the running server; `Ok(Some(pid))` when there was one.
-pub fn stop(service: &Service) -> Result<Option<u32>, String> {
+pub fn stop(service: &Service) -> Result<Option<u32>> {
     let pid = running(service);
     if let Some(pid) = pid {
         signal(pid, "TERM");
@@ -74,7 +75,7 @@ pub fn stop(service: &Service) -> Result<Option<u32>, String> {
             signal(pid, "KILL");
             std::thread::sleep(Duration::from_millis(200));
             if alive(pid) {
-                return Err(format!("cannot stop the server (pid {pid})"));
+                bail!("cannot stop the server (pid {pid})");
             }
         }
     }
@@ -96,15 +97,15 @@ pub fn start(
     binary: &Path,
     port: u16,
     database_url: Option<&str>,
-) -> Result<Started, String> {
+) -> Result<Started> {
     let log_path = log_file(service);
     std::fs::create_dir_all(service.state_dir())
-        .map_err(|e| format!("cannot create `{}`: {e}", service.state_dir().display()))?;
+        .with_context(|| format!("cannot create `{}`", service.state_dir().display()))?;
     let mut log = OpenOptions::new()
         .create(true)
         .append(true)
         .open(&log_path)
-        .map_err(|e| format!("cannot open `{}`: {e}", log_path.display()))?;
+        .with_context(|| format!("cannot open `{}`", log_path.display()))?;
     let offset = log.seek(SeekFrom::End(0)).unwrap_or(0);
     let _ = writeln!(
         log,
@@ -113,7 +114,7 @@ pub fn start(
     );
     let err_log = log
         .try_clone()
-        .map_err(|e| format!("cannot open `{}`: {e}", log_path.display()))?;
+        .with_context(|| format!("cannot open `{}`", log_path.display()))?;
     let mut command = Command::new(binary);
     command
         .arg("serve")
@@ -134,18 +135,18 @@ pub fn start(
     }
     let mut child = command
         .spawn()
-        .map_err(|e| format!("cannot start `{}`: {e}", binary.display()))?;
+        .with_context(|| format!("cannot start `{}`", binary.display()))?;
     let pid = child.id();
     std::fs::write(pid_file(service), format!("{pid}\n"))
-        .map_err(|e| format!("cannot write `{}`: {e}", pid_file(service).display()))?;
+        .with_context(|| format!("cannot write `{}`", pid_file(service).display()))?;
     let deadline = Instant::now() + START_TIMEOUT;
     loop {
         if let Ok(Some(status)) = child.try_wait() {
             let _ = std::fs::remove_file(pid_file(service));
-            return Err(format!(
+            bail!(
                 "the server exited ({status}) before it answered:\n{}",
                 read_from(&log_path, offset)
-            ));
+            );
         }
         // Its own first line, not just any server on the port (another service may hold it).
         if read_from(&log_path, offset).contains("svc: serving") && crate::commands::status_ok(port)
@@ -156,11 +157,11 @@ pub fn start(
             let _ = child.kill();
             let _ = child.wait();
             let _ = std::fs::remove_file(pid_file(service));
-            return Err(format!(
+            bail!(
                 "the server did not answer on port {port} within {} s:\n{}",
                 START_TIMEOUT.as_secs(),
                 read_from(&log_path, offset)
-            ));
+            );
         }
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -186,13 +187,12 @@ fn service_id_in(log: &str) -> Option<String> {
 }
 
 /// A free TCP port on this machine, for a first deploy.
-pub fn free_port() -> Result<u16, String> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")
-        .map_err(|e| format!("cannot find a free port: {e}"))?;
+pub fn free_port() -> Result<u16> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").context("cannot find a free port")?;
     listener
         .local_addr()
         .map(|a| a.port())
-        .map_err(|e| format!("cannot find a free port: {e}"))
+        .context("cannot find a free port")
 }
 
 #[cfg(test)]

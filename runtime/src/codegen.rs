@@ -16,16 +16,11 @@ pub use sea_orm::DbErr;
 pub use serde_json;
 
 pub use crate::__enum_conversions as enum_conversions;
-pub use crate::api::{Ops, relation_field, relation_fields};
-pub use crate::cli::ServiceDef;
-pub use crate::meta::{
-    EnumMeta, ExistsCall, FieldMeta, Kind, Lit, MigrationHint, ModelMeta, Operation, PermValue,
-    PermissionMeta, PermissionQuery, PermissionTarget, RelFieldMeta, RelationMeta, ServiceMeta,
-    VarSource,
+pub use crate::api::simple::{relation_field, relation_fields};
+pub use crate::api::{QueryMeta, ReadGuard};
+pub use crate::model::{
+    Cells, Column, DateTime, EnumMeta, EnumValue, ExistsCall, FieldMeta, IntoVal, Json, Kind,
+    ListItem, Lit, MigrationHint, ModelMeta, Operation, PermValue, PermissionMeta, PermissionQuery,
+    PermissionTarget, Record, RelFieldMeta, RelationMeta, ServiceDef, ServiceMeta, Val, VarSource,
+    Visitor, get, get_enum, get_opt,
 };
-pub use crate::permissions::ReadGuard;
-pub use crate::read::QueryMeta;
-pub use crate::record::{Column, EnumValue, IntoVal, ListItem, Record, get, get_enum, get_opt};
-pub use crate::roots::Payloads;
-pub use crate::storage::{Backend, Cells, Row};
-pub use crate::value::{DateTime, Json, Val};

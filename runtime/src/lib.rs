@@ -1,45 +1,51 @@
 //! Runtime of svc services.
 //!
-//! A service crate's build script runs `svc-generator`, which emits typed Rust (records, enums,
-//! root resolvers and data tables describing the model). That code calls the generic functions of
-//! this crate, which hold every behaviour that does not depend on the model: the HTTP server and
-//! request envelope, GraphQL filters and ordering, SQL for SQLite and PostgreSQL, mutations in
-//! transactions, errors with the reference's codes.
+//! A service crate's build script runs `svc-generator`, which emits typed Rust (records, enums and
+//! data tables describing the model). That code calls the generic functions of this crate, which
+//! hold every behaviour that does not depend on the model.
+//!
+//! The crate is built in layers, each a folder, and a module imports only from the layers below
+//! its own (ARCHITECTURE.md has the map; a test enforces it):
+//!
+//! ```text
+//! launch        the service binary's command line, start-up, spawn
+//! http          routes, the request envelope, the reference's response shapes
+//! api           the GraphQL APIs: simple/, permission/, system/ (and shared schema pieces)
+//! engine, plan  reads, writes and the commit point; compiled read plans
+//! permissions   the compiled permission rules and permission queries as SQL
+//! query, migrate, auth   the SQL of reads; schema migrations; tokens and principals
+//! storage       connections, transactions, drivers, SQL text
+//! model         data tables, records, values, errors, ServiceDef
+//! ```
 //!
 //! Generated code reaches this crate only through [`__codegen`].
 
 pub mod api;
 pub mod auth;
-pub mod cli;
-mod direct;
-pub mod edges;
-pub mod error;
-pub mod filter;
-pub mod meta;
+pub mod engine;
+pub mod http;
+pub mod launch;
 pub mod migrate;
-pub mod nested;
-pub mod nulls;
+pub mod model;
 pub mod permissions;
-pub mod read;
-pub mod record;
-pub mod related;
-pub mod roots;
-pub mod server;
-pub mod state;
+pub mod plan;
+pub mod query;
 pub mod storage;
-pub mod system;
-pub mod value;
-pub mod write;
 
-pub use cli::{Options, Running, ServiceDef, run, spawn};
+pub use engine::{Change, ChangeKind, EdgeChange, Observer};
+pub use launch::{Options, Running, StartError, run, spawn, spawn_observed};
+pub use model::ServiceDef;
 
 #[doc(hidden)]
 #[path = "codegen.rs"]
 pub mod __codegen;
 
+#[cfg(test)]
+mod layers;
+
 /// The allocator of every svc server (and of everything else linking the runtime). A request
 /// allocates per row and per value on its way from the database to the response; glibc's
 /// `malloc`, with its free-list consolidation, took about a sixth of the server's CPU on the
-/// benchmark's nested read (see ARCHITECTURE.md, "Allocator").
+/// benchmark's nested read (see docs/benchmarks.md, "Allocator").
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -97,7 +97,8 @@ async fn run() -> Result<(), String> {
     let running =
         tokio::task::spawn_blocking(move || svc_runtime::spawn::<example_model::Service>(options))
             .await
-            .map_err(|e| format!("the server thread failed: {e}"))??;
+            .map_err(|e| format!("the server thread failed: {e}"))?
+            .map_err(|e| format!("the server did not start: {e}"))?;
     let base = format!("http://127.0.0.1:{}", running.port);
     let client = reqwest::Client::new();
     let root = root_token(&client, &base).await?;

@@ -78,7 +78,6 @@ fn emit_meta(model: &Model, ty: TypeId) -> TokenStream {
     let filter = naming::filter_type(name);
     let order_by = naming::order_by_type(name);
     let meta = meta_ident(model, ty);
-    let record = type_ident(name);
     let cols = columns(model, ty);
     let fields = cols.iter().map(|c| emit_field_meta(model, c));
     let id = column_index(&cols, "id");
@@ -102,7 +101,6 @@ fn emit_meta(model: &Model, ty: TypeId) -> TokenStream {
             created_at: #created_at,
             updated_at: #updated_at,
             relations: &[ #(#relations),* ],
-            ops: &#rt::Ops::of::<#record>(),
         };
     }
 }
@@ -224,7 +222,7 @@ fn emit_record(model: &Model, ty: TypeId) -> TokenStream {
         } else {
             quote!(#rt::get_opt)
         };
-        quote!(#field: #getter(row, #i, backend)?)
+        quote!(#field: #getter(row, #i)?)
     });
     let doc = format!("A node of the model `{name}`.");
     let has_relations = !rel_fields(model, ty).is_empty();
@@ -271,7 +269,7 @@ fn emit_record(model: &Model, ty: TypeId) -> TokenStream {
                 &self.id
             }
 
-            fn decode(row: &#rt::Row, backend: #rt::Backend) -> #rt::Result<Self, #rt::DbErr> {
+            fn decode(row: &dyn #rt::Cells) -> #rt::Result<Self, #rt::DbErr> {
                 #rt::Ok(Self { #(#decoders,)* })
             }
         }

@@ -23,7 +23,7 @@ pub(super) fn emit(model: &Model) -> TokenStream {
         quote! {
             #rt::RelationMeta {
                 name: #name, table: #table, a: #a, b: #b, a_list: #a_list, b_list: #b_list,
-                a_name: #a_name, b_name: #b_name, payloads: #rt::Payloads::of::<Service, #r>(),
+                a_name: #a_name, b_name: #b_name,
             }
         }
     });
@@ -32,6 +32,17 @@ pub(super) fn emit(model: &Model) -> TokenStream {
         quote!(#rt::QueryMeta)
     } else {
         quote!(Node)
+    };
+    // The record types in the order of the tables, then the relations by index.
+    let records = model.type_ids().map(|(_, ty)| super::type_ident(&ty.name));
+    let relation_indices = 0..model.relations.len();
+    let visits = if model.types.is_empty() && model.relations.is_empty() {
+        quote!(let _ = visitor;)
+    } else {
+        quote! {
+            #(visitor.record::<#records>();)*
+            #(visitor.relation::<#relation_indices>();)*
+        }
     };
     let root_tokens = &model.root_tokens;
     let permissions = super::permissions::table(model);
@@ -60,6 +71,9 @@ pub(super) fn emit(model: &Model) -> TokenStream {
             type Node = #node;
             const META: &'static #rt::ServiceMeta = &__SERVICE_META;
             const DIR: &'static str = ::core::env!("CARGO_MANIFEST_DIR");
+            fn visit<V: #rt::Visitor>(visitor: &mut V) {
+                #visits
+            }
         }
     }
 }

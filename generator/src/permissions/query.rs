@@ -45,7 +45,7 @@ use crate::syntax::sdl::span_in;
 #[derive(Debug)]
 pub struct PermissionSchema {
     /// `Err` only if the generated SDL is invalid, which is a bug in svc.
-    schema: Result<Valid<Schema>, String>,
+    schema: Result<Valid<Schema>, InvalidSchema>,
     /// `Some<Type>Exists` → the type.
     exists: HashMap<String, TypeId>,
 }
@@ -54,7 +54,7 @@ impl PermissionSchema {
     pub fn new(model: &Model) -> Self {
         let sdl = permission_schema_sdl(model);
         let schema = Schema::parse_and_validate(sdl, "permission-schema.graphql")
-            .map_err(|e| e.errors.to_string());
+            .map_err(|e| InvalidSchema(e.errors.to_string()));
         let exists = model
             .type_ids()
             .map(|(id, t)| (naming::some_exists_field(&t.name), id))
@@ -62,6 +62,12 @@ impl PermissionSchema {
         Self { schema, exists }
     }
 }
+
+/// The errors apollo-compiler found in the permission schema generated from a model: a bug in
+/// svc, reported against the permission query that needed the schema.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct InvalidSchema(String);
 
 /// One use of a variable in the arguments of a selected field.
 #[derive(Debug, Clone)]

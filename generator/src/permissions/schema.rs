@@ -3,7 +3,7 @@
 //!
 //! It must describe exactly what the runtime registers for `/permissions`: the generated
 //! `PermissionQuery` root and the generic `Filter<T>` / `OrderBy<T>` input types of
-//! `runtime/src/filter.rs`, which build their fields from the data tables. The rules mirrored here:
+//! `runtime/src/api/registry.rs`, which build their fields from the data tables. The rules mirrored here:
 //! a filter has `AND`, `OR`, then per exposed (declared) non-list column field in declaration
 //! order the suffixes of its kind, then per relation field `f` (to-one) or `f_every`, `f_some`,
 //! `f_none` (to-many); an order enum has `<f>_ASC`, `<f>_DESC` per declared non-list scalar or
@@ -84,12 +84,12 @@ pub fn filter_fields(model: &Model, ty: TypeId) -> Vec<(String, String)> {
             continue;
         };
         for suffix in filter_suffixes(f) {
-            let ty = if suffix.ends_with("_in") {
+            let ty = if naming::filter_takes_list(suffix) {
                 format!("[{value}!]")
             } else {
                 value.clone()
             };
-            out.push((format!("{}{suffix}", f.name), ty));
+            out.push((naming::filter_key(&f.name, suffix), ty));
         }
     }
     for (_, f) in def.relation_fields() {
@@ -98,12 +98,12 @@ pub fn filter_fields(model: &Model, ty: TypeId) -> Vec<(String, String)> {
         };
         let ty = naming::filter_type(&model.ty(target).name);
         let suffixes: &[&str] = if f.list {
-            &["_every", "_some", "_none"]
+            naming::TO_MANY_FILTERS
         } else {
             &[""]
         };
         for suffix in suffixes {
-            out.push((format!("{}{suffix}", f.name), ty.clone()));
+            out.push((naming::filter_key(&f.name, suffix), ty.clone()));
         }
     }
     out
@@ -116,7 +116,7 @@ pub fn order_by_values(model: &Model, ty: TypeId) -> Vec<String> {
         .ty(ty)
         .column_fields()
         .filter(|(_, f)| !f.list)
-        .flat_map(|(_, f)| [format!("{}_ASC", f.name), format!("{}_DESC", f.name)])
+        .flat_map(|(_, f)| [false, true].map(|desc| naming::order_value(&f.name, desc)))
         .collect()
 }
 
@@ -129,35 +129,18 @@ fn value_type(model: &Model, f: &Field) -> Option<String> {
     }
 }
 
-/// The filter suffixes of a column field, as `suffixes()` in `runtime/src/filter.rs`.
+/// The filter suffixes of a column field (the runtime registers the same ones).
 fn filter_suffixes(f: &Field) -> &'static [&'static str] {
-    const TEXT: &[&str] = &[
-        "",
-        "_not",
-        "_in",
-        "_not_in",
-        "_lt",
-        "_lte",
-        "_gt",
-        "_gte",
-        "_contains",
-        "_not_contains",
-        "_starts_with",
-        "_not_starts_with",
-        "_ends_with",
-        "_not_ends_with",
-    ];
-    const ORDERED: &[&str] = &["", "_not", "_in", "_not_in", "_lt", "_lte", "_gt", "_gte"];
-    const ENUM: &[&str] = &["", "_not", "_in", "_not_in"];
-    const BOOL: &[&str] = &["", "_not"];
     if f.list {
         return &[];
     }
     match f.kind {
-        FieldKind::Scalar(ScalarType::Id | ScalarType::String) => TEXT,
-        FieldKind::Scalar(ScalarType::Int | ScalarType::Float | ScalarType::DateTime) => ORDERED,
-        FieldKind::Enum(_) => ENUM,
-        FieldKind::Scalar(ScalarType::Boolean) => BOOL,
+        FieldKind::Scalar(ScalarType::Id | ScalarType::String) => naming::TEXT_FILTERS,
+        FieldKind::Scalar(ScalarType::Int | ScalarType::Float | ScalarType::DateTime) => {
+            naming::ORDERED_FILTERS
+        }
+        FieldKind::Enum(_) => naming::ENUM_FILTERS,
+        FieldKind::Scalar(ScalarType::Boolean) => naming::BOOLEAN_FILTERS,
         FieldKind::Scalar(ScalarType::Json) | FieldKind::Relation { .. } => &[],
     }
 }

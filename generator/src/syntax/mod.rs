@@ -5,4 +5,5 @@
 //! a file unreadable or a key unknown; meaning is checked in [`crate::model::validate`].
 
 pub mod config;
+mod positions;
 pub mod sdl;

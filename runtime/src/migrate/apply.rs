@@ -5,11 +5,12 @@
 use sea_orm::{ConnectionTrait, DatabaseTransaction};
 
 use super::MigrationError;
+use super::ddl;
 use super::plan::{FieldChange, Plan, Step};
 use super::schema::{Field, Model, Schema};
-use crate::meta::Kind;
+use crate::model::Kind;
 use crate::storage::Backend;
-use crate::storage::ddl::{self, quote};
+use crate::storage::layout::quote;
 
 /// Checks the stored data against every step, then changes the tables.
 pub(super) async fn apply(

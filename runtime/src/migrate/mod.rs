@@ -9,6 +9,8 @@
 //! uses more than once becoming to-one (2031).
 
 mod apply;
+pub mod ddl;
+mod partners;
 pub mod plan;
 pub mod schema;
 
@@ -16,8 +18,7 @@ use std::fmt;
 
 use sea_orm::{ConnectionTrait, DatabaseTransaction};
 
-use crate::storage::ddl::{self, META_TABLE};
-use crate::storage::partner;
+use crate::storage::bookkeeping::META_TABLE;
 use crate::storage::{Backend, Db};
 pub use plan::Plan;
 pub use schema::{Hints, Schema};
@@ -247,7 +248,7 @@ async fn sync_partners(
     target: &Schema,
     always: bool,
 ) -> Result<bool, MigrationError> {
-    partner::sync(tx, target, always)
+    partners::sync(tx, target, always)
         .await
         .map_err(|(statement, e)| MigrationError::failed(&statement, e))
 }

@@ -277,7 +277,7 @@ impl Step {
 /// `String!`, `[Int!]`, `Role` (enum).
 fn shape(f: &Field) -> String {
     let name = match f.kind {
-        crate::meta::Kind::Enum => "enum".to_owned(),
+        crate::model::Kind::Enum => "enum".to_owned(),
         kind => kind.scalar_name().to_owned(),
     };
     match (f.list, f.required) {
@@ -292,7 +292,7 @@ fn field_change(from: &Field, to: &Field, value: Option<&serde_json::Value>) -> 
     let mut parts = Vec::new();
     if !from.same_storage(to) {
         let keep = match value {
-            _ if to.kind == crate::meta::Kind::String && !to.list => {
+            _ if to.kind == crate::model::Kind::String && !to.list => {
                 "values converted to text".to_owned()
             }
             Some(v) => format!("every node set to its migration value {v}"),

@@ -7,8 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::meta::{Kind, ServiceMeta};
-use crate::value::Val;
+use crate::model::{Kind, MigrationHint, ServiceMeta, Val};
 
 /// The version of this format; a stored schema of another version is read as unknown.
 pub const FORMAT: u32 = 1;
@@ -169,22 +168,22 @@ impl Hints {
         let mut hints = Hints::default();
         for hint in service.migration_hints {
             match hint {
-                crate::meta::MigrationHint::RenamedModel { model, from } => {
+                MigrationHint::RenamedModel { model, from } => {
                     hints.models.push(((*model).to_owned(), (*from).to_owned()));
                 }
-                crate::meta::MigrationHint::RenamedField { model, field, from } => {
+                MigrationHint::RenamedField { model, field, from } => {
                     hints.fields.push((
                         (*model).to_owned(),
                         (*field).to_owned(),
                         (*from).to_owned(),
                     ));
                 }
-                crate::meta::MigrationHint::RenamedRelation { relation, from } => {
+                MigrationHint::RenamedRelation { relation, from } => {
                     hints
                         .relations
                         .push(((*relation).to_owned(), (*from).to_owned()));
                 }
-                crate::meta::MigrationHint::Value {
+                MigrationHint::Value {
                     model,
                     field,
                     value,

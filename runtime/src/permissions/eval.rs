@@ -13,15 +13,19 @@ use std::collections::HashMap;
 use async_graphql::indexmap::IndexMap;
 use async_graphql::{Name, Value};
 
-use crate::error::{ApiError, ApiResult};
-use crate::filter::{OUTER, order_items, outer_value, parse_filter};
-use crate::meta::{ModelMeta, PermValue, PermissionQuery, ServiceMeta, VarSource};
-use crate::read::{Page, push_exists};
-use crate::storage::{Cells, Exec, Run, Sql, push_id_any};
+use crate::model::{
+    ApiError, ApiResult, Cells, InputError, ModelMeta, PermValue, PermissionQuery, ServiceMeta,
+    VarSource,
+};
+use crate::query::filter::outer_value;
+use crate::query::order::order_key;
+use crate::query::page::push_exists;
+use crate::query::{OUTER, Page, parse_filter};
+use crate::storage::{Counted, Sql, Statements};
 
 /// What a permission variable stands for in one evaluation.
 #[derive(Debug, Clone)]
-pub(crate) enum Bind {
+pub enum Bind {
     /// A value known before the statement runs.
     Const(Value),
     /// The outer node's id.
@@ -31,12 +35,12 @@ pub(crate) enum Bind {
 }
 
 /// Binds every variable of a query.
-pub(crate) type Binder<'a> = &'a (dyn Fn(VarSource) -> Bind + Sync);
+pub type Binder<'a> = &'a (dyn Fn(VarSource) -> Bind + Sync);
 
 /// Whether every query grants, for each outer node: id → one flag per query, in order. Ids
 /// that name no node are missing from the map.
-pub(crate) async fn for_nodes<C: Run + ?Sized>(
-    exec: &Exec<'_, C>,
+pub async fn for_nodes<C: Statements + ?Sized>(
+    exec: &Counted<'_, C>,
     service: &ServiceMeta,
     queries: &[&PermissionQuery],
     outer: &'static ModelMeta,
@@ -56,7 +60,7 @@ pub(crate) async fn for_nodes<C: Run + ?Sized>(
         .push(OUTER)
         .push(" WHERE ")
         .col(OUTER, id_col);
-    push_id_any(&mut sql, ids.iter().copied());
+    sql.id_any(ids.iter().copied());
     let rows = exec.all(sql).await?;
     let mut out: HashMap<String, Vec<bool>> = HashMap::with_capacity(rows.len());
     for row in rows {
@@ -70,7 +74,7 @@ pub(crate) async fn for_nodes<C: Run + ?Sized>(
 
 /// Appends `, CASE WHEN (<query>) THEN 1 ELSE 0 END` for each query, over the outer row
 /// [`OUTER`] of model `outer`.
-pub(crate) fn push_flags(
+pub fn push_flags(
     sql: &mut Sql,
     service: &ServiceMeta,
     queries: &[&PermissionQuery],
@@ -86,11 +90,7 @@ pub(crate) fn push_flags(
 }
 
 /// The `count` flags [`push_flags`] selected, from column `start` on.
-pub(crate) fn flags_at(
-    row: &(impl Cells + ?Sized),
-    start: usize,
-    count: usize,
-) -> ApiResult<Vec<bool>> {
+pub fn flags_at(row: &(impl Cells + ?Sized), start: usize, count: usize) -> ApiResult<Vec<bool>> {
     (start..start + count).map(|i| flag(row, i)).collect()
 }
 
@@ -100,8 +100,8 @@ fn flag(row: &(impl Cells + ?Sized), idx: usize) -> ApiResult<bool> {
 }
 
 /// Whether each query grants, when no variable depends on a node.
-pub(crate) async fn constant<C: Run + ?Sized>(
-    exec: &Exec<'_, C>,
+pub async fn constant<C: Statements + ?Sized>(
+    exec: &Counted<'_, C>,
     service: &ServiceMeta,
     queries: &[&PermissionQuery],
     bind: Binder<'_>,
@@ -147,52 +147,58 @@ fn push_query(
         for (name, value) in call.args {
             args.insert(name, to_value(value, query, outer, bind)?);
         }
-        let page = page(model, args).map_err(|e| invalid(query, e))?;
+        let page = page(query, model, args)?;
         push_exists(sql, model, &format!("p{i}"), &page);
     }
     Ok(())
 }
 
-/// The page one call selects.
-fn page(model: &'static ModelMeta, mut args: HashMap<&str, Value>) -> Result<Page, String> {
+/// The page one call of `query` selects; an argument that does not parse, or breaks a paging
+/// rule, makes the query invalid (3008).
+fn page(
+    query: &PermissionQuery,
+    model: &'static ModelMeta,
+    mut args: HashMap<&str, Value>,
+) -> ApiResult<Page> {
+    let wrong = |e: InputError| invalid(query, e.to_string());
     let filter = match args.remove("filter") {
         None | Some(Value::Null) => None,
-        Some(v) => Some(parse_filter(model, &v)?),
+        Some(v) => Some(parse_filter(model, &v).map_err(wrong)?),
     };
     let order = match args.remove("orderBy") {
         None | Some(Value::Null) => Vec::new(),
-        Some(Value::Enum(name)) => order_items(model)
-            .find(|(_, _, item)| item == name.as_str())
-            .map(|(field, desc, _)| vec![(field, desc)])
-            .ok_or_else(|| format!("unknown order `{name}`"))?,
-        Some(other) => return Err(format!("unexpected orderBy value {other}")),
+        Some(Value::Enum(name)) => vec![
+            order_key(model, &name)
+                .ok_or_else(|| wrong(InputError::UnknownOrder(name.to_string())))?,
+        ],
+        Some(other) => return Err(wrong(InputError::NotAnOrder(other.to_string()))),
     };
-    let int = |v: Option<Value>| -> Result<Option<i32>, String> {
+    let int = |v: Option<Value>| -> Result<Option<i32>, InputError> {
         match v {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Number(n)) => n
                 .as_i64()
                 .and_then(|n| i32::try_from(n).ok())
                 .map(Some)
-                .ok_or_else(|| format!("Int cannot represent value: {n}")),
-            Some(other) => Err(format!("expected an Int, found {other}")),
+                .ok_or_else(|| InputError::IntOutOfRange(n.to_string())),
+            Some(other) => Err(InputError::NotAnInt(other.to_string())),
         }
     };
-    let text = |v: Option<Value>| -> Result<Option<String>, String> {
+    let text = |v: Option<Value>| -> Result<Option<String>, InputError> {
         match v {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
-            Some(other) => Err(format!("expected a String, found {other}")),
+            Some(other) => Err(InputError::NotAString(other.to_string())),
         }
     };
     let counts = [
-        int(args.remove("skip"))?,
-        int(args.remove("first"))?,
-        int(args.remove("last"))?,
+        int(args.remove("skip")).map_err(wrong)?,
+        int(args.remove("first")).map_err(wrong)?,
+        int(args.remove("last")).map_err(wrong)?,
     ];
-    let after = text(args.remove("after"))?;
-    let before = text(args.remove("before"))?;
-    Page::new(model, filter, order, counts, after, before).map_err(|e| e.message())
+    let after = text(args.remove("after")).map_err(wrong)?;
+    let before = text(args.remove("before")).map_err(wrong)?;
+    Page::new(model, filter, order, counts, after, before).map_err(|e| invalid(query, e.message()))
 }
 
 /// The argument value with its variables bound; node-dependent ones become outer-column

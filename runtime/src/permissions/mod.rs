@@ -1,34 +1,32 @@
-//! Permissions (reference §5): a whitelist compiled from `svc.yml` at build time
-//! ([`crate::meta::PermissionMeta`]), checked here.
+//! Permissions (reference §5): a whitelist compiled from `svc.yml` at build time (the model's
+//! `PermissionMeta` tables), checked here.
 //!
 //! - Root and platform tokens bypass every check, and so does everybody while an applicable
 //!   `operation: "*"` permission exists.
 //! - Writes ([`Perms::check_write`], [`Perms::check_delete`]) and edges
 //!   ([`Perms::check_relation`]) are checked inside the mutation's transaction, before the
 //!   statement they guard, so a denied mutation writes nothing.
-//! - Reads are checked per node and per scalar field by [`read::ReadGuard`], which every model
-//!   type carries; the permission queries of a model run once per batch of nodes.
+//! - Reads are checked per node and per scalar field by the field guard every model type carries
+//!   (in the GraphQL layer), with the rules of [`rules`]; the permission queries of a model run
+//!   once per batch of nodes (the engine's read batch).
 //!
 //! Permission queries never run per node: node-dependent variables become columns of an outer
 //! row ([`eval`]), so one statement evaluates every query of a check for all its nodes.
 
-pub(crate) mod eval;
-pub mod read;
+pub mod eval;
+pub mod rules;
 
-use async_graphql::{Context, Value};
+use async_graphql::Value;
 
-use crate::auth::{Principal, principal};
-use crate::edges::Tx;
-use crate::error::{ApiError, ApiResult};
-use crate::meta::{
-    ModelMeta, Operation, PermissionMeta, PermissionQuery, PermissionTarget, RelFieldMeta,
-    ServiceMeta, VarSource,
+use crate::auth::Principal;
+use crate::model::{
+    ApiError, ApiResult, ModelMeta, Operation, PermissionMeta, PermissionQuery, PermissionTarget,
+    RelFieldMeta, ServiceMeta, VarSource, Write,
 };
-use crate::nested::Write;
-use crate::state::State;
+use crate::storage::{Counted, Tx};
 use eval::Bind;
 
-pub use read::ReadGuard;
+pub use rules::{ReadRules, ReadTable};
 
 const MUTATION_DENIED: &str = "Insufficient permissions for this mutation";
 const CONNECT_DENIED: &str = "No CONNECT permissions";
@@ -36,30 +34,23 @@ const DISCONNECT_DENIED: &str = "No DISCONNECT permissions";
 
 /// The permission view of one request: who asks, and the service's rules.
 #[derive(Clone, Copy)]
-pub(crate) struct Perms<'a> {
+pub struct Perms<'a> {
     principal: &'a Principal,
     service: &'static ServiceMeta,
 }
 
 /// The index of `meta` in `service.models` (what permission targets name).
-pub(crate) fn model_index(service: &ServiceMeta, meta: &ModelMeta) -> Option<usize> {
+pub fn model_index(service: &ServiceMeta, meta: &ModelMeta) -> Option<usize> {
     service.models.iter().position(|m| std::ptr::eq(*m, meta))
 }
 
 /// Whether a type permission covers `field` (no `fields` list: the whole type).
-fn covers(p: &PermissionMeta, field: &str) -> bool {
+pub(crate) fn covers(p: &PermissionMeta, field: &str) -> bool {
     p.fields.is_none_or(|fields| fields.contains(&field))
 }
 
 impl<'a> Perms<'a> {
-    pub(crate) fn of(ctx: &Context<'a>) -> Perms<'a> {
-        Perms {
-            principal: principal(ctx),
-            service: State::of(ctx).service,
-        }
-    }
-
-    pub(crate) fn new(principal: &'a Principal, service: &'static ServiceMeta) -> Perms<'a> {
+    pub fn new(principal: &'a Principal, service: &'static ServiceMeta) -> Perms<'a> {
         Perms { principal, service }
     }
 
@@ -69,7 +60,7 @@ impl<'a> Perms<'a> {
     }
 
     /// Admins pass every check; so does everybody while an applicable `"*"` exists.
-    pub(crate) fn bypass(&self) -> bool {
+    pub fn bypass(&self) -> bool {
         self.principal.is_admin()
             || self
                 .service
@@ -79,11 +70,7 @@ impl<'a> Perms<'a> {
     }
 
     /// The applicable permissions for `op` on `meta`.
-    pub(crate) fn type_perms(
-        &self,
-        meta: &ModelMeta,
-        op: Operation,
-    ) -> Vec<&'static PermissionMeta> {
+    pub fn type_perms(&self, meta: &ModelMeta, op: Operation) -> Vec<&'static PermissionMeta> {
         let Some(model) = model_index(self.service, meta) else {
             return Vec::new();
         };
@@ -102,9 +89,9 @@ impl<'a> Perms<'a> {
     /// `write` (reference §5.3): allowed when query-less permissions cover every scalar given;
     /// otherwise every field given (scalars and nested creates) must be covered by a query-less
     /// permission or a permission whose query is true.
-    pub(crate) async fn check_write(
+    pub async fn check_write(
         &self,
-        tx: &Tx<'_>,
+        tx: &Counted<'_, Tx>,
         meta: &'static ModelMeta,
         nodes: Option<&[&str]>,
         write: &Write,
@@ -195,9 +182,9 @@ impl<'a> Perms<'a> {
 
     /// A delete of `ids` (all must pass): a query-less delete permission, or one whose query is
     /// true for the node as stored.
-    pub(crate) async fn check_delete(
+    pub async fn check_delete(
         &self,
-        tx: &Tx<'_>,
+        tx: &Counted<'_, Tx>,
         meta: &'static ModelMeta,
         ids: &[&str],
     ) -> ApiResult<()> {
@@ -219,9 +206,9 @@ impl<'a> Perms<'a> {
     /// Adding (`connect`) or removing edges between `this` (a node of the model that owns
     /// `field`) and each of `others` (reference §5.3): a query-less relation permission with the
     /// flag, or one whose query is true for the pair.
-    pub(crate) async fn check_relation(
+    pub async fn check_relation(
         &self,
-        tx: &Tx<'_>,
+        tx: &Counted<'_, Tx>,
         field: &RelFieldMeta,
         this: &str,
         others: &[&str],
@@ -267,7 +254,7 @@ impl<'a> Perms<'a> {
     /// their queries is true; otherwise 3008 with `denied`.
     async fn grant_each(
         &self,
-        tx: &Tx<'_>,
+        tx: &Counted<'_, Tx>,
         perms: &[&PermissionMeta],
         outer: &'static ModelMeta,
         ids: &[&str],

@@ -1,9 +1,13 @@
 //! A small SQL text builder that knows the two dialects: identifier quoting, placeholders
-//! (`?` for SQLite, `$n` for PostgreSQL) and the values bound to them.
+//! (`?` for SQLite, `$n` for PostgreSQL), the values bound to them, and the few expressions whose
+//! spelling differs between the two (a column's select expression, a comparison's parameter, a
+//! list of ids bound as one parameter).
 
 use sea_orm::{DbBackend, Statement, Value};
 
-use super::Backend;
+use super::db::Backend;
+use super::params::{id_array, to_db};
+use crate::model::{FieldMeta, Val};
 
 /// SQL text plus its parameters, built left to right.
 #[derive(Debug)]
@@ -79,6 +83,68 @@ impl Sql {
             f(self, it);
         }
         self
+    }
+
+    /// Appends the select expression of a column: PostgreSQL `citext` columns are cast to
+    /// `text` so the driver decodes them as plain strings (and so `ILIKE` patterns on them are
+    /// estimated from the column's statistics).
+    pub fn select_col(&mut self, alias: &str, field: &FieldMeta) -> &mut Self {
+        self.col(alias, field.name).as_text(field)
+    }
+
+    /// [`Sql::select_col`] without a table alias (in a `RETURNING` list, where the bare quoted
+    /// column names are unambiguous).
+    pub fn select_field(&mut self, field: &FieldMeta) -> &mut Self {
+        self.ident(field.name).as_text(field)
+    }
+
+    /// The cast of a `citext` column's value to `text`, on PostgreSQL.
+    fn as_text(&mut self, field: &FieldMeta) -> &mut Self {
+        if self.backend == Backend::Postgres && field.kind.is_text() && !field.list {
+            self.push("::text");
+        }
+        self
+    }
+
+    /// Appends a placeholder for a comparison with a column of `field`, cast so that
+    /// comparisons with PostgreSQL `citext` columns stay case-insensitive.
+    pub fn param(&mut self, val: &Val, field: &FieldMeta) -> &mut Self {
+        self.bind(to_db(val, field, self.backend));
+        if self.backend == Backend::Postgres && field.kind.is_text() && !field.list {
+            self.push("::citext");
+        }
+        self
+    }
+
+    /// Appends ` IN (<ids>)` with the ids bound as one JSON array parameter, so a batch of any
+    /// size is one placeholder.
+    pub fn id_in<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>) -> &mut Self {
+        let param = Value::String(Some(id_array(ids)));
+        match self.backend {
+            Backend::Sqlite => self
+                .push(" IN (SELECT value FROM json_each(")
+                .bind(param)
+                .push("))"),
+            Backend::Postgres => self
+                .push(" IN (SELECT json_array_elements_text(")
+                .bind(param)
+                .push("::json))"),
+        }
+    }
+
+    /// Appends a membership test of the preceding column in `ids`, in the form PostgreSQL plans
+    /// best for a few ids in a large table: `= ANY(ARRAY(SELECT …))` is evaluated once and
+    /// matched through an index on the column, where `IN (SELECT json_array_elements_text(…))`
+    /// is planned as a hash join over the whole table. Only for a positive test (`NOT` needs
+    /// [`Sql::id_in`]).
+    pub fn id_any<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>) -> &mut Self {
+        match self.backend {
+            Backend::Sqlite => self.id_in(ids),
+            Backend::Postgres => self
+                .push(" = ANY(ARRAY(SELECT json_array_elements_text(")
+                .bind(Value::String(Some(id_array(ids))))
+                .push("::json)))"),
+        }
     }
 
     pub fn text(&self) -> &str {

@@ -1,5 +1,7 @@
-//! Behaviour tests of the Simple API: the `example-model` service runs in-process on a free port
-//! and is driven over HTTP, once on SQLite and once on PostgreSQL for every test.
+//! Behaviour tests: the `example-model` service runs in-process on a free port and is driven over
+//! HTTP, once on SQLite and once on PostgreSQL for every test. The modules are grouped by the
+//! surface they test: `simple/` (the Simple API), `relations/`, `auth/` (tokens, permissions, the
+//! System API), `migrations/`, and `storage/` (the storage layer's own paths).
 //!
 //! Each test body is written once inside [`db_tests!`], which turns `async fn name(srv)` into a
 //! module `name` with two tests, `name::sqlite` and `name::postgres`, each on a fresh database.
@@ -72,29 +74,8 @@ macro_rules! db_cases {
 
 mod support;
 
-mod connections;
-mod direct;
-mod envelope;
-mod filters;
-mod introspection;
-mod lite;
+mod auth;
 mod migrations;
-mod mutations;
-mod nested_mutations;
-mod ordering;
-mod pagination;
-mod partners;
-mod permission_schema;
-mod permissions;
-mod pipe;
-mod queries;
-mod relation_extensions;
-mod relation_filters;
-mod relation_mutations;
-mod relations_read;
-mod scalars;
-mod secret;
-mod statements;
-mod system_api;
-mod tokens;
-mod writer;
+mod relations;
+mod simple;
+mod storage;

@@ -3,6 +3,7 @@
 
 use std::hash::{BuildHasher, RandomState};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
@@ -171,6 +172,8 @@ pub struct Server {
     anonymous: reqwest::Client,
     root_token: String,
     running: Option<svc_runtime::Running>,
+    /// Told of every committed mutation.
+    observers: Vec<Arc<dyn svc_runtime::Observer>>,
     /// Declared last: dropped after the server has stopped.
     database: TestDatabase,
 }
@@ -190,18 +193,34 @@ impl Server {
         Some(Server::start_on(database, secret).await)
     }
 
+    /// Starts a server on a fresh database whose committed mutations `observer` is told of.
+    pub async fn start_observed(
+        db: Db,
+        observer: Arc<dyn svc_runtime::Observer>,
+    ) -> Option<Server> {
+        let database = TestDatabase::create(db).await?;
+        let mut srv = Server::unstarted(database, vec![observer]);
+        srv.launch(Some(SECRET)).await;
+        Some(srv)
+    }
+
     /// Starts a server on `database` (fresh, or left by a server that stopped).
     pub async fn start_on(database: TestDatabase, secret: Option<&str>) -> Server {
-        let mut srv = Server {
+        let mut srv = Server::unstarted(database, Vec::new());
+        srv.launch(secret).await;
+        srv
+    }
+
+    fn unstarted(database: TestDatabase, observers: Vec<Arc<dyn svc_runtime::Observer>>) -> Server {
+        Server {
             port: 0,
             client: reqwest::Client::new(),
             anonymous: reqwest::Client::new(),
             root_token: String::new(),
             running: None,
+            observers,
             database,
-        };
-        srv.launch(secret).await;
-        srv
+        }
     }
 
     async fn launch(&mut self, secret: Option<&str>) {
@@ -213,8 +232,9 @@ impl Server {
             secret: secret.map(str::to_owned),
             master_token: Some(MASTER_TOKEN.into()),
         };
+        let observers = self.observers.clone();
         let running = tokio::task::spawn_blocking(move || {
-            svc_runtime::spawn::<example_model::Service>(options)
+            svc_runtime::spawn_observed::<example_model::Service>(options, observers)
         })
         .await
         .expect("the spawning thread panicked")

@@ -1,0 +1,51 @@
+//! The GraphQL APIs: their schemas, built from the data tables at start, and their resolvers,
+//! which read arguments, ask the engine, and output what it returns.
+//!
+//! - [`simple`]: the Simple API's roots, relation fields and relation mutation payloads.
+//! - [`permission`]: the permission schema (`Some<Type>Exists`), served to admins.
+//! - [`system`]: the System API (tokens for the CLI and for functions).
+//!
+//! What the APIs share sits beside them: schema registration from the tables ([`registry`]), the
+//! model-dependent input types ([`inputs`]), argument reading ([`args`]), the per-model entry
+//! points ([`resolve`]), and the read-permission guard every model type carries ([`guard`]).
+//! The APIs in sub-folders import this shared part, the layers below, and never each other.
+
+pub mod args;
+pub mod guard;
+pub mod inputs;
+pub mod permission;
+pub mod registry;
+pub mod resolve;
+pub mod simple;
+pub mod system;
+
+use std::sync::Arc;
+
+use async_graphql::{Context, ServerError, ServerResult, SimpleObject};
+
+use crate::engine::Request;
+
+pub use guard::{ReadGuard, Whitelist};
+pub use resolve::Tables;
+
+/// The engine's view of the GraphQL request resolving now.
+pub(crate) fn request<'a>(ctx: &Context<'a>) -> ServerResult<&'a Arc<Request>> {
+    ctx.data_opt::<Arc<Request>>()
+        .ok_or_else(|| ServerError::new("internal error: no request context", None))
+}
+
+/// `_QueryMeta { count }`.
+#[derive(Debug, Clone, Copy, SimpleObject)]
+#[graphql(name = "_QueryMeta")]
+pub struct QueryMeta {
+    #[graphql(name = "count")]
+    pub count: i32,
+}
+
+/// `_BatchPayload { count }`: how many nodes a `deleteMany`/`updateMany` touched.
+#[derive(Debug, Clone, Copy, SimpleObject)]
+#[graphql(name = "_BatchPayload")]
+pub struct BatchPayload {
+    #[graphql(name = "count")]
+    pub count: i32,
+}

@@ -1,0 +1,218 @@
+//! The one point every mutation commits through ([`commit`]), and what it hands over: after a
+//! successful commit, the mutation's row and edge changes, in the order they were written, go to
+//! the service's [`Observer`]s (subscriptions, hooks and server-side functions attach here).
+//! Nothing is handed over for a transaction that was rolled back.
+//!
+//! Changes are recorded only when the service has an observer: without one, a mutation runs
+//! exactly the statements it would run if this module did not exist.
+
+use std::sync::{Arc, Mutex};
+
+use super::Request;
+use crate::model::{ApiError, ApiResult, ModelMeta, RelFieldMeta, RelationMeta, Val};
+use crate::storage::{Counted, Tx, WriteUnit};
+
+/// How many times a transaction PostgreSQL rolled back for a deadlock is run again.
+const CONFLICT_RETRIES: u32 = 3;
+
+/// What happened to a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    Created,
+    Updated,
+    Deleted,
+}
+
+impl ChangeKind {
+    /// `CREATED`, `UPDATED` or `DELETED`: the reference's `_ModelMutationType` values.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChangeKind::Created => "CREATED",
+            ChangeKind::Updated => "UPDATED",
+            ChangeKind::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One change a committed mutation made.
+#[derive(Debug, Clone)]
+pub enum Change {
+    /// A node's row was inserted, updated or deleted.
+    Node {
+        model: &'static ModelMeta,
+        id: String,
+        kind: ChangeKind,
+        /// The scalar fields the mutation supplied, in the model's field order (for creates
+        /// and updates; empty for deletes).
+        fields: Vec<&'static str>,
+        /// The node's values before the change, one per field of `model.fields` (for updates
+        /// and deletes; `None` for creates).
+        previous: Option<Vec<Val>>,
+    },
+    /// An edge of a relation was added or removed. The edges of a deleted node go with it and
+    /// are not listed.
+    Edge(EdgeChange),
+}
+
+/// An edge added to or removed from a relation's join table.
+#[derive(Debug, Clone)]
+pub struct EdgeChange {
+    pub relation: &'static RelationMeta,
+    /// The node on side A.
+    pub a: String,
+    /// The node on side B.
+    pub b: String,
+    pub added: bool,
+}
+
+/// Told of every committed mutation.
+pub trait Observer: Send + Sync {
+    /// Called once per committed mutation that changed anything, with its changes in the order
+    /// they were written, on the request's task right after the commit: queue the work, do not
+    /// block.
+    fn committed(&self, changes: &[Change]);
+}
+
+/// A mutation's statements (its transaction and the request's statement counter), and the
+/// changes they make when the service has an observer.
+pub struct Writes<'a> {
+    statements: Counted<'a, Tx>,
+    service: &'static crate::model::ServiceMeta,
+    changes: Option<Mutex<Vec<Change>>>,
+}
+
+impl<'a> std::ops::Deref for Writes<'a> {
+    type Target = Counted<'a, Tx>;
+    fn deref(&self) -> &Counted<'a, Tx> {
+        &self.statements
+    }
+}
+
+impl Writes<'_> {
+    /// Whether the changes are recorded (someone observes them): what needs statements of its
+    /// own, such as a node's values before an update, is read only then.
+    pub fn observed(&self) -> bool {
+        self.changes.is_some()
+    }
+
+    fn record(&self, change: Change) {
+        if let Some(changes) = &self.changes {
+            changes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(change);
+        }
+    }
+
+    /// Records a node written.
+    pub fn node(
+        &self,
+        model: &'static ModelMeta,
+        id: &str,
+        kind: ChangeKind,
+        fields: Vec<&'static str>,
+        previous: Option<Vec<Val>>,
+    ) {
+        if self.observed() {
+            self.record(Change::Node {
+                model,
+                id: id.to_owned(),
+                kind,
+                fields,
+                previous,
+            });
+        }
+    }
+
+    /// Records the edges between `this` (a node of the model owning `field`) and each of
+    /// `others`, added or removed.
+    pub fn edges<'o>(
+        &self,
+        field: &RelFieldMeta,
+        this: &str,
+        others: impl IntoIterator<Item = &'o str>,
+        added: bool,
+    ) {
+        if !self.observed() {
+            return;
+        }
+        let relation = &self.service.relations[field.relation];
+        for other in others {
+            let (a, b) = if field.own == "A" {
+                (this, other)
+            } else {
+                (other, this)
+            };
+            self.record(Change::Edge(EdgeChange {
+                relation,
+                a: a.to_owned(),
+                b: b.to_owned(),
+                added,
+            }));
+        }
+    }
+
+    fn into_changes(self) -> Vec<Change> {
+        self.changes
+            .map(|changes| changes.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .unwrap_or_default()
+    }
+}
+
+/// Runs a mutation: the body `body()` makes, in what `unit` says (a transaction, or one
+/// statement that is its own), then the commit, then the changes go to the observers. A transaction PostgreSQL rolled back
+/// to break a deadlock or a serialization conflict ([`ApiError::Conflict`]) runs again, up to
+/// [`CONFLICT_RETRIES`] times: two mutations that lock the same rows in opposite orders (say a
+/// `deleteUser` whose cascade clears its posts' copies of their author while an `updatePost`
+/// moves one of them, `migrate/partners.rs`) then both succeed, one after the other. When `body`
+/// fails, the transaction is rolled back (by dropping it) and nothing is handed over.
+pub(crate) async fn commit<T, B>(
+    req: &Request,
+    unit: WriteUnit,
+    body: impl Fn() -> B,
+) -> ApiResult<T>
+where
+    B: AsyncFnOnce(&Writes<'_>) -> ApiResult<T>,
+{
+    let observers = &req.state().observers;
+    let mut retries = 0;
+    loop {
+        let tx = req.db().begin_write(unit).await?;
+        let writes = Writes {
+            statements: Counted {
+                conn: &tx,
+                counter: req.counter(),
+            },
+            service: req.state().service,
+            changes: (!observers.is_empty()).then(|| Mutex::new(Vec::new())),
+        };
+        let done = match body()(&writes).await {
+            Ok(out) => {
+                let changes = writes.into_changes();
+                tx.commit()
+                    .await
+                    .map(|()| (out, changes))
+                    .map_err(ApiError::from)
+            }
+            Err(e) => Err(e),
+        };
+        match done {
+            Ok((out, changes)) => {
+                notify(observers, &changes);
+                return Ok(out);
+            }
+            Err(ApiError::Conflict(_)) if retries < CONFLICT_RETRIES => retries += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Hands a committed mutation's changes to every observer.
+fn notify(observers: &[Arc<dyn Observer>], changes: &[Change]) {
+    if changes.is_empty() {
+        return;
+    }
+    for observer in observers {
+        observer.committed(changes);
+    }
+}

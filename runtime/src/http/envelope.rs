@@ -1,0 +1,202 @@
+//! The client APIs' request envelope: one GraphQL request per body or a batch (a JSON array of
+//! them), variables as an object or as JSON text, each request answered by its compiled plan
+//! when it has one that applies, or by the executor, and rendered in the reference's shapes.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use async_graphql::parser::types::ExecutableDocument;
+use async_graphql::{Executor, Request, Variables};
+
+use super::nulls::Nullability;
+use super::render::render;
+use crate::api::Whitelist;
+use crate::auth::Principal;
+use crate::engine::{self, State};
+use crate::plan::{self, Plan, Plans};
+use crate::storage::Counter;
+
+/// What the GraphQL requests of one HTTP request share.
+pub(super) struct Envelope<'a> {
+    pub(super) state: &'a Arc<State>,
+    pub(super) nulls: &'a Nullability,
+    /// The plan cache, for the client API (`None` for the permission schema).
+    pub(super) plans: Option<&'a Plans>,
+    pub(super) request_id: &'a str,
+    pub(super) counter: &'a Arc<Counter>,
+    pub(super) principal: &'a Principal,
+    /// How many requests a plan answered.
+    pub(super) direct: AtomicU32,
+}
+
+impl Envelope<'_> {
+    /// Runs a body of the client APIs: one request object, or a batch (a JSON array of them).
+    /// Returns the response body.
+    pub(super) async fn run<E: Executor>(&self, schema: &E, body: &[u8]) -> Vec<u8> {
+        match serde_json::from_slice::<serde_json::Value>(body) {
+            Ok(serde_json::Value::Array(items)) => {
+                let mut out = vec![b'['];
+                for (i, item) in items.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    out.extend(self.run_one(schema, item).await);
+                }
+                out.push(b']');
+                out
+            }
+            Ok(item @ serde_json::Value::Object(_)) => self.run_one(schema, item).await,
+            _ => to_json(&serde_json::json!({
+                "error": format!("input could not be parsed: '{}'", String::from_utf8_lossy(body)),
+            })),
+        }
+    }
+
+    /// Runs one GraphQL request of the envelope and renders it in the reference's shapes: by
+    /// its compiled plan when it has one that applies, otherwise by the executor.
+    async fn run_one<E: Executor>(&self, schema: &E, item: serde_json::Value) -> Vec<u8> {
+        let incoming = match read_request(item, self.request_id) {
+            Ok(incoming) => incoming,
+            Err(error) => return to_json(&error),
+        };
+        let known = self
+            .plans
+            .map(|p| p.get(&incoming.query, incoming.operation.as_deref()));
+        if let Some(Some(plan::Seen {
+            plan: Some(plan), ..
+        })) = &known
+            && let Some(out) = self.direct(plan, &incoming.variables).await
+        {
+            self.direct.fetch_add(1, Ordering::Relaxed);
+            return out;
+        }
+        let document = known.as_ref().and_then(|k| k.as_ref()?.document.clone());
+        let mut request = match incoming.into_request(document.as_deref()) {
+            Ok(request) => request,
+            Err(error) => return to_json(&error),
+        };
+        // A text not seen before: compile it now (the executor consumes the document), and
+        // keep the plan, or without one the document, once the executor has validated the text.
+        let operation = request.operation_name.clone();
+        let learned = match (known, request.parsed_query()) {
+            (Some(None), Ok(doc)) => {
+                let plan = plan::compile(self.state.service, doc, operation.as_deref());
+                let doc = plan.is_none().then(|| doc.clone());
+                Some((plan.map(Arc::new), doc))
+            }
+            _ => None,
+        };
+        let request = request
+            .data(engine::Request::new(
+                self.state.clone(),
+                self.counter.clone(),
+                self.principal.clone(),
+            ))
+            .data(Whitelist::default());
+        let query = request.query.clone();
+        let response = schema.execute(request).await;
+        // Errors without a path are the document's (syntax, validation, operation choice).
+        if let (Some(plans), Some((plan, doc))) = (self.plans, learned)
+            && response.errors.iter().all(|e| !e.path.is_empty())
+        {
+            plans.insert(&query, operation.as_deref(), plan, doc);
+        }
+        let types = (self.nulls, query.as_str(), operation.as_deref());
+        to_json(&render(response, self.request_id, Some(types)))
+    }
+
+    /// Runs `plan`; `None` when the executor must answer. The statements of a run that gives
+    /// up are not counted.
+    async fn direct(&self, plan: &Plan, variables: &Variables) -> Option<Vec<u8>> {
+        let counter = Counter::new();
+        let run = plan::Execution {
+            plan,
+            db: &self.state.db,
+            reads: &self.state.reads,
+            principal: self.principal,
+            variables,
+            counter: &counter,
+        };
+        let out = run.execute().await?;
+        self.counter.add(counter.get());
+        Some(out)
+    }
+}
+
+fn to_json(value: &serde_json::Value) -> Vec<u8> {
+    // A `serde_json::Value` always serialises.
+    serde_json::to_vec(value).unwrap_or_default()
+}
+
+/// A request object's parts: `query`, `variables` (an object or JSON text) and
+/// `operationName`.
+struct Incoming {
+    query: String,
+    variables: Variables,
+    operation: Option<String>,
+}
+
+/// Reads one request object; `Err` holds the error body (3024 for bad variables).
+fn read_request(item: serde_json::Value, request_id: &str) -> Result<Incoming, serde_json::Value> {
+    let serde_json::Value::Object(mut obj) = item else {
+        return Err(serde_json::json!({ "error": format!("input could not be parsed: '{item}'") }));
+    };
+    let query = match obj.remove("query") {
+        Some(serde_json::Value::String(q)) => q,
+        _ => String::new(),
+    };
+    let variables = match obj.remove("variables") {
+        None | Some(serde_json::Value::Null) => Variables::default(),
+        Some(serde_json::Value::String(text)) if text.trim().is_empty() => Variables::default(),
+        Some(serde_json::Value::String(text)) => match serde_json::from_str(&text) {
+            Ok(v) => Variables::from_json(v),
+            Err(_) => {
+                return Err(serde_json::json!({
+                    "code": 3024,
+                    "requestId": request_id,
+                    "error": format!("Variables could not be parsed as json: {text}"),
+                }));
+            }
+        },
+        Some(v) => Variables::from_json(v),
+    };
+    let operation = match obj.remove("operationName") {
+        Some(serde_json::Value::String(name)) => Some(name),
+        _ => None,
+    };
+    Ok(Incoming {
+        query,
+        variables,
+        operation,
+    })
+}
+
+impl Incoming {
+    /// The request, its query parsed (or `document`, the query's document parsed before);
+    /// `Err` holds the reference's syntax-error body.
+    fn into_request(
+        self,
+        document: Option<&ExecutableDocument>,
+    ) -> Result<Request, serde_json::Value> {
+        let mut request = Request::new(self.query).variables(self.variables);
+        if let Some(name) = self.operation {
+            request = request.operation_name(name);
+        }
+        if let Some(doc) = document {
+            request.set_parsed_query(doc.clone());
+        } else if let Err(err) = request.parsed_query() {
+            return Err(serde_json::json!({
+                "error": format!("Syntax error while parsing GraphQL query. {}", err.message),
+            }));
+        }
+        Ok(request)
+    }
+}
+
+/// Reads one request object and parses its query; `Err` holds the error body.
+pub(super) fn parse_request(
+    item: serde_json::Value,
+    request_id: &str,
+) -> Result<Request, serde_json::Value> {
+    read_request(item, request_id)?.into_request(None)
+}

@@ -1,0 +1,228 @@
+//! The routes' handlers: the client APIs (the Simple API and, for admins, the permission
+//! schema), the System API, the playground page, the introspection result, `/status`, and the
+//! response headers every answer carries.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse, web};
+use async_graphql::Request;
+use async_graphql::http::{GraphQLPlaygroundConfig, playground_source};
+use serde::Serialize;
+
+use super::envelope::{Envelope, parse_request};
+use super::render::render;
+use super::{DIRECT_HEADER, INTROSPECTION_QUERY, STATEMENTS_HEADER, Service};
+use crate::api::system::Caller;
+use crate::auth::bearer;
+use crate::model::{ServiceDef, cuid};
+use crate::storage::Counter;
+
+pub(super) async fn status() -> HttpResponse {
+    HttpResponse::Ok().content_type("text/plain").body("OK")
+}
+
+pub(super) async fn fallback(req: HttpRequest) -> HttpResponse {
+    if req.method() == actix_web::http::Method::OPTIONS {
+        // CORS preflight: the default headers carry the answer.
+        return HttpResponse::NoContent().finish();
+    }
+    HttpResponse::NotFound().finish()
+}
+
+pub(super) async fn playground<S: ServiceDef>(
+    service: web::Data<Service<S>>,
+    path: web::Path<String>,
+) -> HttpResponse {
+    let id = path.into_inner();
+    if !service.knows(&id) {
+        return project_not_found(&id, &new_request_id());
+    }
+    playground_page(&id)
+}
+
+/// [`playground`] at the fixed path of one of the service's own ids.
+pub(super) async fn playground_own(req: HttpRequest) -> HttpResponse {
+    let id = req.path().rsplit('/').next().unwrap_or_default();
+    playground_page(id)
+}
+
+fn playground_page(id: &str) -> HttpResponse {
+    let endpoint = format!("/simple/v1/{id}");
+    HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .body(playground_source(GraphQLPlaygroundConfig::new(&endpoint)))
+}
+
+pub(super) async fn schema_json<S: ServiceDef>(
+    service: web::Data<Service<S>>,
+    path: web::Path<String>,
+) -> HttpResponse {
+    let id = path.into_inner();
+    let request_id = new_request_id();
+    if !service.knows(&id) {
+        return project_not_found(&id, &request_id);
+    }
+    let res = service
+        .schema
+        .execute(Request::new(INTROSPECTION_QUERY))
+        .await;
+    HttpResponse::Ok().json(serde_json::json!({ "data": res.data }))
+}
+
+pub(super) fn new_request_id() -> String {
+    format!("local:simple:{}", cuid())
+}
+
+/// The `Authorization` header, if it is text.
+pub(super) fn authorization(req: &HttpRequest) -> Option<&str> {
+    req.headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+}
+
+/// A request-level error (reference §11.1 c): `{"code", "requestId", "error"}`, HTTP 200.
+pub(super) fn request_error(code: u32, message: &str, request_id: &str) -> HttpResponse {
+    json_response(
+        &serde_json::json!({
+            "code": code,
+            "requestId": request_id,
+            "error": message,
+        }),
+        request_id,
+        None,
+    )
+}
+
+fn project_not_found(id: &str, request_id: &str) -> HttpResponse {
+    request_error(3016, &format!("Project not found: '{id}'"), request_id)
+}
+
+pub(super) fn json_response(
+    body: &impl Serialize,
+    request_id: &str,
+    statements: Option<u32>,
+) -> HttpResponse {
+    match serde_json::to_vec(body) {
+        Ok(bytes) => json_bytes_response(bytes, request_id, statements, None),
+        Err(_) => HttpResponse::InternalServerError().finish(),
+    }
+}
+
+/// A JSON body already serialised; `direct` is the value of [`DIRECT_HEADER`].
+pub(super) fn json_bytes_response(
+    body: Vec<u8>,
+    request_id: &str,
+    statements: Option<u32>,
+    direct: Option<u32>,
+) -> HttpResponse {
+    let mut res = HttpResponse::Ok();
+    res.content_type("application/json");
+    if let Ok(v) = HeaderValue::from_str(request_id) {
+        res.insert_header(("Request-Id", v));
+    }
+    if let Some(n) = statements {
+        res.insert_header((STATEMENTS_HEADER, n.to_string()));
+    }
+    if let Some(n) = direct {
+        res.insert_header((DIRECT_HEADER, n.to_string()));
+    }
+    res.body(body)
+}
+
+/// `POST /simple/v1/<id>`, and with `PERMISSIONS` `POST /simple/v1/<id>/permissions`: the
+/// permission schema, for admins only (reference §5.5).
+pub(super) async fn api<S: ServiceDef, const PERMISSIONS: bool>(
+    service: web::Data<Service<S>>,
+    path: web::Path<String>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> HttpResponse {
+    client_api(&service, &path, &req, &body, PERMISSIONS).await
+}
+
+/// [`api`] at the fixed paths of the service's own ids.
+pub(super) async fn own_api<S: ServiceDef, const PERMISSIONS: bool>(
+    service: web::Data<Service<S>>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> HttpResponse {
+    client_api(&service, &service.service_id, &req, &body, PERMISSIONS).await
+}
+
+/// A request of a client API: the service's schema, or its permission schema (admins only).
+async fn client_api<S: ServiceDef>(
+    service: &Service<S>,
+    id: &str,
+    req: &HttpRequest,
+    body: &[u8],
+    permission_schema: bool,
+) -> HttpResponse {
+    let request_id = new_request_id();
+    if !service.knows(id) {
+        return project_not_found(id, &request_id);
+    }
+    let counter = Arc::new(Counter::new());
+    let principal = service
+        .auth()
+        .resolve(&service.state.db, &counter, authorization(req))
+        .await;
+    if permission_schema && !principal.is_admin() {
+        return request_error(3008, "Insufficient permissions for this query", &request_id);
+    }
+    let cx = Envelope {
+        state: &service.state,
+        nulls: if permission_schema {
+            &service.permission_nulls
+        } else {
+            &service.nulls
+        },
+        plans: (!permission_schema).then_some(&service.plans),
+        request_id: &request_id,
+        counter: &counter,
+        principal: &principal,
+        direct: AtomicU32::new(0),
+    };
+    let out = if permission_schema {
+        cx.run(&service.permissions, body).await
+    } else {
+        cx.run(&service.schema, body).await
+    };
+    let direct = cx.direct.load(Ordering::Relaxed);
+    json_bytes_response(out, &request_id, Some(counter.get()), Some(direct))
+}
+
+/// `POST /system`: the System API. One request per body (no batching); a body or query that
+/// cannot be parsed is HTTP 400 `{"error": …}` (reference §10.1).
+pub(super) async fn system<S: ServiceDef>(
+    service: web::Data<Service<S>>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> HttpResponse {
+    let request_id = format!("local:system:{}", cuid());
+    let bad_request = |body: serde_json::Value| {
+        let mut res = HttpResponse::BadRequest();
+        if let Ok(v) = HeaderValue::from_str(&request_id) {
+            res.insert_header(("Request-Id", v));
+        }
+        res.json(body)
+    };
+    let item = match serde_json::from_slice::<serde_json::Value>(&body) {
+        Ok(item @ serde_json::Value::Object(_)) => item,
+        _ => {
+            return bad_request(serde_json::json!({
+                "error": format!("input could not be parsed: '{}'", String::from_utf8_lossy(&body)),
+            }));
+        }
+    };
+    let request = match parse_request(item, &request_id) {
+        Ok(request) => request,
+        Err(error) => return bad_request(error),
+    };
+    let caller = Caller(bearer(authorization(&req)).and_then(|t| service.auth().credential(t)));
+    let request = request.data(caller);
+    let response = service.system.execute(request).await;
+    let out = render(response, &request_id, None);
+    json_response(&out, &request_id, None)
+}

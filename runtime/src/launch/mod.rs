@@ -1,0 +1,123 @@
+//! The command line of a service binary (`serve`, `migrate`, `platform-token`), starting a
+//! service ([`start`]), and [`spawn`] to run one inside another program (the behaviour tests
+//! do).
+
+mod options;
+mod spawn;
+mod start;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::migrate::{self, Hints, Outcome, Schema};
+use crate::model::ServiceDef;
+pub use options::Options;
+use options::redact;
+pub use spawn::{Running, spawn, spawn_observed};
+pub use start::{StartError, Started, start};
+use start::{connect, migration_failure, platform_token};
+
+#[derive(Debug, Parser)]
+#[command(about = "An svc service: a GraphQL backend generated from its data model")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Create the database tables if needed, apply pending non-destructive migrations and serve
+    /// the APIs.
+    Serve(Options),
+    /// Bring the database to this build's model: print the plan and apply it in one
+    /// transaction. Destructive steps (removing a type, relation or field) need `--force`.
+    Migrate {
+        #[command(flatten)]
+        options: Options,
+        /// Print the plan and check it against the stored data; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Apply destructive steps too.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Print a platform token (for the System API, e.g. to read root tokens), signed with the
+    /// service's secret. Takes the same options as `serve`.
+    PlatformToken {
+        #[command(flatten)]
+        options: Options,
+        /// Validity of the token in seconds; default: no expiry.
+        #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(i64).range(1..))]
+        expires_in: Option<i64>,
+    },
+}
+
+/// Entry point of a generated service binary.
+pub fn run<S: ServiceDef>() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(options) => actix_web::rt::System::new().block_on(async move {
+            let started = start::<S>(options, Vec::new()).await?;
+            println!(
+                "svc: serving `{}` (service id {}) on {}",
+                started.alias,
+                started.service_id,
+                redact(&started.database_url)
+            );
+            let base = format!("http://localhost:{}", started.port);
+            let id = &started.service_id;
+            println!(
+                "  Simple API   POST {base}/simple/v1/{id}  (or /simple/v1/{})",
+                started.alias
+            );
+            println!("  Playground   GET  {base}/simple/v1/{id}");
+            println!("  Permissions  POST {base}/simple/v1/{id}/permissions");
+            println!("  System API   POST {base}/system");
+            println!("  Health       GET  {base}/status");
+            started.server.await.map_err(StartError::Server)
+        }),
+        Command::Migrate {
+            options,
+            dry_run,
+            force,
+        } => actix_web::rt::System::new().block_on(async move {
+            let (db, _) = connect::<S>(options.database_url).await?;
+            let outcome = migrate::migrate(
+                &db,
+                &Schema::of(S::META),
+                &Hints::of(S::META),
+                migrate::Options { dry_run, force },
+            )
+            .await
+            .map_err(|e| migration_failure(&e))?;
+            match outcome {
+                Outcome::Created => println!("Created the tables of a new database."),
+                Outcome::UpToDate => println!("The database is up to date."),
+                Outcome::Planned(plan) => {
+                    println!("Planned changes (dry run, nothing was changed):\n{plan}");
+                    if plan.is_destructive() && !force {
+                        println!("{}", migrate::DESTRUCTIVE);
+                    }
+                }
+                Outcome::Applied(plan) => println!("Applied:\n{plan}"),
+            }
+            Ok::<(), StartError>(())
+        }),
+        Command::PlatformToken {
+            options,
+            expires_in,
+        } => actix_web::rt::System::new().block_on(async move {
+            let token = platform_token::<S>(options, expires_in).await?;
+            println!("{token}");
+            Ok::<(), StartError>(())
+        }),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! The deployment settings of a running service: flags and `SVC_*` environment variables.
+
+use std::fmt;
+
+/// Deployment settings of a running service.
+#[derive(Clone, Default, clap::Args)]
+pub struct Options {
+    /// Port to listen on (0 picks a free port).
+    #[arg(long, env = "SVC_PORT", default_value_t = 60000)]
+    pub port: u16,
+    /// `sqlite://PATH` or `postgres://…`; default: a SQLite file under the service's `.svc/`.
+    #[arg(long, env = "SVC_DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// Service id used in API paths; default: the id stored in the database at first start.
+    #[arg(long, env = "SVC_SERVICE_ID")]
+    pub service_id: Option<String>,
+    /// Alias accepted in API paths instead of the id; default: the service's name.
+    #[arg(long, env = "SVC_ALIAS")]
+    pub alias: Option<String>,
+    /// Secret that signs and checks tokens (HS256); default: a random secret generated at first
+    /// start and kept in the database, shared by every instance on it.
+    #[arg(
+        long,
+        env = "SVC_SECRET",
+        hide_env_values = true,
+        value_name = "SECRET"
+    )]
+    pub secret: Option<String>,
+    /// Master token that the System API's `authenticateCustomer` exchanges for a platform
+    /// token; default: none (`authenticateCustomer` always fails).
+    #[arg(
+        long,
+        env = "SVC_MASTER_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    pub master_token: Option<String>,
+}
+
+/// Secrets stay out of debug output.
+impl fmt::Debug for Options {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let hidden = |v: &Option<String>| v.as_ref().map(|_| "<redacted>");
+        f.debug_struct("Options")
+            .field("port", &self.port)
+            .field("database_url", &self.database_url.as_deref().map(redact))
+            .field("service_id", &self.service_id)
+            .field("alias", &self.alias)
+            .field("secret", &hidden(&self.secret))
+            .field("master_token", &hidden(&self.master_token))
+            .finish()
+    }
+}
+
+/// Hides the password of a database URL before printing it.
+pub(super) fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let creds = &url[scheme + 3..at];
+            match creds.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}

@@ -1,0 +1,82 @@
+//! Running a service inside another program, on a background thread (the behaviour tests and the
+//! benchmarks do).
+
+use std::sync::Arc;
+
+use super::Options;
+use super::start::{StartError, start};
+use crate::engine::Observer;
+use crate::model::ServiceDef;
+
+/// A service running on a background thread.
+pub struct Running {
+    pub port: u16,
+    pub service_id: String,
+    handle: actix_web::dev::ServerHandle,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Running {
+    /// Stops the server and waits for its thread.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        if let Some(thread) = self.thread.take() {
+            let handle = self.handle.clone();
+            // The server's own system drives the stop; wait for it from this thread.
+            let stopper = std::thread::spawn(move || {
+                actix_web::rt::System::new().block_on(handle.stop(true));
+            });
+            let _ = stopper.join();
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// Starts the service on a background thread and returns once it listens.
+pub fn spawn<S: ServiceDef>(options: Options) -> Result<Running, StartError> {
+    spawn_observed::<S>(options, Vec::new())
+}
+
+/// [`spawn`] with `observers`, which are told of every committed mutation.
+pub fn spawn_observed<S: ServiceDef>(
+    options: Options,
+    observers: Vec<Arc<dyn Observer>>,
+) -> Result<Running, StartError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let thread = std::thread::spawn(move || {
+        actix_web::rt::System::new().block_on(async move {
+            match start::<S>(options, observers).await {
+                Ok(started) => {
+                    let handle = started.server.handle();
+                    let _ = tx.send(Ok((started.port, started.service_id, handle)));
+                    let _ = started.server.await;
+                }
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                }
+            }
+        });
+    });
+    match rx.recv() {
+        Ok(Ok((port, service_id, handle))) => Ok(Running {
+            port,
+            service_id,
+            handle,
+            thread: Some(thread),
+        }),
+        Ok(Err(e)) => {
+            let _ = thread.join();
+            Err(e)
+        }
+        Err(_) => Err(StartError::ThreadEnded),
+    }
+}

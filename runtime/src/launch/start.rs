@@ -1,0 +1,183 @@
+//! Starting a service: connecting to its database, bringing the tables to the compiled model,
+//! loading the secret and root tokens, building the schemas and binding the HTTP server.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::Options;
+use super::options::redact;
+use crate::auth::{Auth, SecretError, service_secret};
+use crate::engine::{Observer, State};
+use crate::http::{Service, bind};
+use crate::migrate::{self, Hints, MigrationError, Outcome, Schema, ddl};
+use crate::model::{ServiceDef, cuid};
+use crate::permissions::ReadTable;
+use crate::storage::Db;
+use crate::storage::bookkeeping::meta_value;
+
+/// Why a service did not start (or a command of its binary failed).
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot read the current directory: {0}")]
+    CurrentDir(std::io::Error),
+    #[error("cannot create `{}`: {source}", path.display())]
+    DataDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The database cannot be reached; the text has the URL's password hidden.
+    #[error("cannot connect to the database: {0}")]
+    Connect(String),
+    /// The migration to the compiled model failed or needs `--force`; the text has its plan.
+    #[error("{0}")]
+    Migration(String),
+    #[error("cannot prepare the database: {0}")]
+    Prepare(sea_orm::DbErr),
+    #[error("cannot read the service id: {0}")]
+    ServiceId(sea_orm::DbErr),
+    #[error(transparent)]
+    Secret(#[from] SecretError),
+    #[error("cannot sign the token: {0}")]
+    Token(String),
+    #[error("cannot listen on port {port}: {source}")]
+    Listen { port: u16, source: std::io::Error },
+    #[error("server failed: {0}")]
+    Server(std::io::Error),
+    #[error("the service thread ended before it started listening")]
+    ThreadEnded,
+}
+
+/// A service that is listening.
+pub struct Started {
+    pub server: actix_web::dev::Server,
+    pub port: u16,
+    pub service_id: String,
+    pub alias: String,
+    pub database_url: String,
+}
+
+/// Connects to the database and creates missing tables.
+async fn open<S: ServiceDef>(database_url: Option<String>) -> Result<(Db, String), StartError> {
+    let (db, database_url) = connect::<S>(database_url).await?;
+    let (target, hints) = (Schema::of(S::META), Hints::of(S::META));
+    match migrate::migrate(&db, &target, &hints, migrate::Options::default()).await {
+        Ok(Outcome::Applied(plan)) => eprintln!("svc: migrated the database:\n{plan}"),
+        Ok(_) => {}
+        Err(e) => return Err(migration_failure(&e)),
+    }
+    Ok((db, database_url))
+}
+
+/// Connects to the database without touching its tables.
+pub(super) async fn connect<S: ServiceDef>(
+    database_url: Option<String>,
+) -> Result<(Db, String), StartError> {
+    let database_url = match database_url {
+        Some(url) => url,
+        None => default_database_url(S::DIR)?,
+    };
+    let db = Db::connect(&database_url)
+        .await
+        .map_err(|e| StartError::Connect(redact_error(e, &database_url)))?;
+    Ok((db, database_url))
+}
+
+/// A migration error with its plan, for the command line.
+pub(super) fn migration_failure(e: &MigrationError) -> StartError {
+    let mut text = e.to_string();
+    if let Some(plan) = &e.plan {
+        text.push_str(&format!("\nThe migration:\n{plan}"));
+    }
+    if e.is_destructive() {
+        text.push_str("Nothing was changed. Apply it with the `migrate --force` subcommand.");
+    } else {
+        text.push_str("\nNothing was changed.");
+    }
+    StartError::Migration(text)
+}
+
+/// A database error's text with the URL's password hidden, in case the driver repeats the URL.
+fn redact_error(err: sea_orm::DbErr, url: &str) -> String {
+    let text = err.to_string();
+    if url.is_empty() {
+        text
+    } else {
+        text.replace(url, &redact(url))
+    }
+}
+
+/// A platform token signed with the service's secret (`SVC_SECRET`, or the stored one).
+pub(super) async fn platform_token<S: ServiceDef>(
+    options: Options,
+    expires_in: Option<i64>,
+) -> Result<String, StartError> {
+    // No migration here: a token must not change the database of a service not yet deployed.
+    let (db, _) = connect::<S>(options.database_url).await?;
+    db.execute_script(&ddl::base_statements(db.backend()))
+        .await
+        .map_err(StartError::Prepare)?;
+    let secret = service_secret(&db, options.secret.as_deref()).await?;
+    let auth = Auth::new(String::new(), String::new(), S::META.models, &secret);
+    auth.platform_token(expires_in)
+        .map_err(|e| StartError::Token(e.message()))
+}
+
+/// Connects to the database, creates missing tables, loads the secret and the root tokens, and
+/// binds the HTTP server; `observers` are told of every committed mutation.
+pub async fn start<S: ServiceDef>(
+    options: Options,
+    observers: Vec<Arc<dyn Observer>>,
+) -> Result<Started, StartError> {
+    let (db, database_url) = open::<S>(options.database_url).await?;
+    let stored_id = meta_value(&db, "service_id", cuid())
+        .await
+        .map_err(StartError::ServiceId)?;
+    let service_id = options.service_id.unwrap_or(stored_id);
+    let alias = options.alias.unwrap_or_else(|| S::META.name.to_owned());
+    let auth = Auth::load(
+        &db,
+        S::META,
+        service_id.clone(),
+        alias.clone(),
+        options.secret.as_deref(),
+    )
+    .await?;
+    let state = Arc::new(State {
+        db,
+        service: S::META,
+        auth,
+        reads: ReadTable::new(S::META),
+        observers,
+    });
+    let svc = Service::<S>::new(
+        state,
+        service_id.clone(),
+        alias.clone(),
+        options.master_token,
+    );
+    let port = options.port;
+    let (server, port) = bind(svc, port).map_err(|source| StartError::Listen { port, source })?;
+    Ok(Started {
+        server,
+        port,
+        service_id,
+        alias,
+        database_url,
+    })
+}
+
+/// The default database: `<service dir>/.svc/data.db`, or `./.svc/data.db` when the directory the
+/// service was built from is gone.
+fn default_database_url(service_dir: &str) -> Result<String, StartError> {
+    let base = if Path::new(service_dir).is_dir() {
+        Path::new(service_dir).to_path_buf()
+    } else {
+        std::env::current_dir().map_err(StartError::CurrentDir)?
+    };
+    let dir = base.join(".svc");
+    std::fs::create_dir_all(&dir).map_err(|source| StartError::DataDir {
+        path: dir.clone(),
+        source,
+    })?;
+    Ok(format!("sqlite://{}", dir.join("data.db").display()))
+}

@@ -1,0 +1,173 @@
+//! Tables, indexes and join tables for a model (created at first start, changed by
+//! the migrations).
+//!
+//! Layout (the one the reference describes): one table per model named like the model, with `id`
+//! as primary key, `createdAt`, `updatedAt` and one column per scalar or enum field; one join
+//! table per relation (`id`, `A`, `B`, unique `(A, B)`, cascading foreign keys, and a unique
+//! column on each side whose field is to-one, so the database enforces the cardinality).
+
+use super::schema::{Model, Relation, Schema};
+use crate::model::Kind;
+use crate::storage::bookkeeping::{META_TABLE, ROOT_TOKEN_TABLE, setup_lock};
+use crate::storage::layout::quote;
+use crate::storage::{Backend, Sql};
+
+/// The statements that create the service's own tables (and, on PostgreSQL, take the set-up
+/// lock and install `citext`); each is idempotent.
+pub fn base_statements(backend: Backend) -> Vec<String> {
+    // Services starting at the same moment in one database take turns (the lock is held until
+    // the set-up transaction ends).
+    let mut out: Vec<String> = setup_lock(backend).into_iter().collect();
+    if backend == Backend::Postgres {
+        // An installed extension is never re-created.
+        out.push(
+            "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citext') \
+             THEN CREATE EXTENSION citext; END IF; END $$"
+                .to_owned(),
+        );
+    }
+    out.push(format!(
+        "CREATE TABLE IF NOT EXISTS {} (\"key\" TEXT NOT NULL PRIMARY KEY, \"value\" TEXT NOT NULL)",
+        quote(META_TABLE)
+    ));
+    // `createdAt` is text in the API's format on both databases (only the server reads it).
+    out.push(format!(
+        "CREATE TABLE IF NOT EXISTS {} (\"id\" {} NOT NULL PRIMARY KEY, \
+         \"name\" TEXT NOT NULL UNIQUE, \"token\" TEXT NOT NULL, \"createdAt\" TEXT NOT NULL)",
+        quote(ROOT_TOKEN_TABLE),
+        id_type(backend)
+    ));
+    out
+}
+
+/// The statements that create everything `schema` needs; each is idempotent.
+pub fn create_statements(schema: &Schema, backend: Backend) -> Vec<String> {
+    let mut out = Vec::new();
+    for model in &schema.models {
+        out.push(create_table(model, &model.name, backend));
+        out.extend(index_statements(model, backend));
+    }
+    for rel in &schema.relations {
+        out.extend(relation_statements(rel, backend));
+    }
+    out
+}
+
+fn id_type(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Sqlite => "TEXT",
+        Backend::Postgres => "TEXT COLLATE \"C\"",
+    }
+}
+
+/// `CREATE TABLE IF NOT EXISTS "<table>" (…)` with the columns of `model`.
+pub fn create_table(model: &Model, table: &str, backend: Backend) -> String {
+    let mut sql = Sql::new(backend);
+    sql.push("CREATE TABLE IF NOT EXISTS ")
+        .ident(table)
+        .push(" (");
+    let id = model.id().to_owned();
+    sql.join(model.fields.iter(), ", ", |s, f| {
+        s.ident(&f.name)
+            .push(" ")
+            .push(column_type(f.kind, f.list, backend));
+        if f.name == id {
+            s.push(" NOT NULL PRIMARY KEY");
+        } else if f.system {
+            s.push(" NOT NULL");
+        }
+    });
+    sql.push(")");
+    sql.text().to_owned()
+}
+
+/// The name of the unique index of a field.
+pub fn unique_index(model: &str, field: &str) -> String {
+    format!("{model}_{field}_key")
+}
+
+/// The unique indexes of `model`'s unique fields (the id is the primary key).
+pub fn index_statements(model: &Model, backend: Backend) -> Vec<String> {
+    let id = model.id();
+    model
+        .fields
+        .iter()
+        .filter(|f| f.unique && f.name != id)
+        .map(|f| unique_index_statement(&model.name, &f.name, backend))
+        .collect()
+}
+
+/// `CREATE UNIQUE INDEX IF NOT EXISTS` over one column.
+pub fn unique_index_statement(model: &str, field: &str, backend: Backend) -> String {
+    let mut s = Sql::new(backend);
+    s.push("CREATE UNIQUE INDEX IF NOT EXISTS ")
+        .ident(&unique_index(model, field))
+        .push(" ON ")
+        .ident(model)
+        .push(" (")
+        .ident(field)
+        .push(")");
+    s.text().to_owned()
+}
+
+/// The join table of a relation and the indexes of its two columns.
+pub fn relation_statements(rel: &Relation, backend: Backend) -> Vec<String> {
+    let id = id_type(backend);
+    let mut out = vec![format!(
+        "CREATE TABLE IF NOT EXISTS {t} (\"id\" {id} NOT NULL PRIMARY KEY, \
+         \"A\" {id} NOT NULL REFERENCES {a} (\"id\") ON DELETE CASCADE, \
+         \"B\" {id} NOT NULL REFERENCES {b} (\"id\") ON DELETE CASCADE, \
+         UNIQUE (\"A\", \"B\"))",
+        t = quote(&rel.table),
+        a = quote(&rel.a),
+        b = quote(&rel.b),
+    )];
+    for (column, to_one) in relation_columns(rel) {
+        out.push(relation_index_statement(rel, column, to_one));
+    }
+    out
+}
+
+/// Each join column and whether it is unique: a to-one field on side A means each A node has at
+/// most one partner, and vice versa.
+pub fn relation_columns(rel: &Relation) -> [(&'static str, bool); 2] {
+    [("A", !rel.a_list), ("B", !rel.b_list)]
+}
+
+/// The index of one join column, unique when that side is to-one.
+pub fn relation_index_statement(rel: &Relation, column: &str, unique: bool) -> String {
+    format!(
+        "CREATE {}INDEX IF NOT EXISTS {} ON {} (\"{column}\")",
+        if unique { "UNIQUE " } else { "" },
+        quote(&relation_index(rel, column)),
+        quote(&rel.table),
+    )
+}
+
+/// The name of a join column's index.
+pub fn relation_index(rel: &Relation, column: &str) -> String {
+    format!("{}_{column}", rel.table)
+}
+
+/// The column type of a field in each dialect. Strings compare case-insensitively, as in the
+/// reference (`COLLATE NOCASE` on SQLite, `citext` on PostgreSQL); lists and Json are JSON text.
+pub fn column_type(kind: Kind, list: bool, backend: Backend) -> &'static str {
+    if list {
+        return "TEXT";
+    }
+    match (kind, backend) {
+        (Kind::String, Backend::Sqlite) => "TEXT COLLATE NOCASE",
+        (Kind::String, Backend::Postgres) => "CITEXT",
+        (Kind::Int, _) => "INTEGER",
+        (Kind::Float, Backend::Sqlite) => "REAL",
+        (Kind::Float, Backend::Postgres) => "DOUBLE PRECISION",
+        (Kind::Boolean, Backend::Sqlite) => "INTEGER",
+        (Kind::Boolean, Backend::Postgres) => "BOOLEAN",
+        (Kind::DateTime, Backend::Sqlite) => "TEXT",
+        (Kind::DateTime, Backend::Postgres) => "TIMESTAMPTZ(3)",
+        // Ids compare byte-wise on both databases, so id order (the default order and the
+        // pagination tie-break) is the same everywhere.
+        (Kind::Id, Backend::Postgres) => "TEXT COLLATE \"C\"",
+        (Kind::Id | Kind::Json | Kind::Enum | Kind::Relation, _) => "TEXT",
+    }
+}

@@ -1,0 +1,33 @@
+//! The model: the data tables the generator emits for a service and the traits its generated
+//! types implement, the values that travel between arguments, SQL parameters and rows, and the
+//! errors the client APIs report.
+//!
+//! The bottom layer: it imports no other module of the runtime (architecture invariant). It defines [`Cells`], what a
+//! record is decoded from, and the storage layer implements it for each driver's rows.
+
+mod cells;
+mod error;
+mod permission;
+mod record;
+mod service;
+mod tables;
+mod value;
+mod write;
+
+pub use cells::Cells;
+pub use error::{ApiError, ApiResult, INTERNAL, InputError};
+pub use permission::{
+    ExistsCall, Operation, PermValue, PermissionMeta, PermissionQuery, PermissionTarget, VarSource,
+};
+pub use record::{
+    Column, EnumValue, IntoVal, ListItem, Record, get, get_enum, get_opt, node_values, opt,
+};
+pub use service::{ServiceDef, Visitor};
+pub use tables::{
+    EnumMeta, FieldMeta, Kind, Lit, MigrationHint, ModelMeta, RelFieldMeta, RelationMeta,
+    ServiceMeta,
+};
+pub use value::{
+    DateTime, Json, Val, cuid, datetime_text, format_datetime, is_valid_id, parse_datetime,
+};
+pub use write::{RelArg, Write, parse_write, writable};

@@ -1,0 +1,199 @@
+//! Compiled plans: direct execution of plain read queries. A query text the GraphQL executor has
+//! validated once is compiled into a [`Plan`] ([`compile`]), kept by the text ([`cache`]), and
+//! later requests with the same text run the plan ([`run`]): the same SQL statements the
+//! executor's resolvers run (except that on PostgreSQL a page or node and its one relation field
+//! can be one statement), with the rows written straight into the response text ([`json`]),
+//! without a future, a `Value` or a map per field.
+//!
+//! What a plan covers: query operations whose variables are of the built-in scalar types, made
+//! of `all<Plural>`, `<Type>(…)`, `_all<Plural>Meta` and `__typename` at the root, and below
+//! them scalar and enum fields, `__typename` and relation fields (with their `_<field>Meta`); fragments
+//! on the selected type itself are flattened and a leaf field selected twice is merged. No
+//! directives, fragments on interfaces, or other repeated response keys: anything else is
+//! answered by the executor.
+//!
+//! A plan never reports an error. Whatever would be one (an argument that does not parse or
+//! breaks a paging rule, a field the requester may not read, a database error, a stored value
+//! that does not decode) makes the plan give up, and the executor answers the request as it
+//! would have without plans, with its errors. Queries write nothing, so running the statements
+//! again is harmless; the statements of a plan that gave up are not counted.
+//!
+//! Why the first validation holds for later requests with the same text: GraphQL validation
+//! depends on the document and the schema only, except for the check of argument values into
+//! which variables are substituted. A plan parses every argument with the same input types the
+//! resolvers use, so a value that the executor would refuse makes the plan give up.
+
+mod cache;
+mod compile;
+mod json;
+mod run;
+
+use async_graphql::{Name, Value};
+
+use crate::model::ModelMeta;
+use crate::storage::InlineReads;
+
+pub use cache::{Plans, Seen};
+pub use compile::compile;
+pub use run::Execution;
+
+/// A compiled query.
+#[derive(Debug)]
+pub struct Plan {
+    vars: Vec<Var>,
+    roots: Vec<Keyed<Root>>,
+    /// Whether the plan's SQLite reads run on the calling thread (`storage/sqlite/readers.rs`).
+    inline: InlineReads,
+}
+
+/// A variable definition: its name and the value it takes when the request leaves it out
+/// (its default; `null` when it is nullable).
+#[derive(Debug)]
+struct Var {
+    name: Name,
+    default: Option<Value>,
+    /// The type of its value (of its items, for a list).
+    ty: VarType,
+    /// Whether its type is non-null: a `null` given for it is an error the executor reports
+    /// (the arguments' parsers would read it as an absent or null argument).
+    required: bool,
+    /// For a list variable (`[T]`, `[T!]`), whether its items are non-null; `None` for one
+    /// value.
+    items: Option<bool>,
+}
+
+impl Var {
+    /// Whether `given`, the value the request gives, is one validation takes: not `null` when
+    /// the type is non-null, a list (of non-null items when they are) for a list type, and
+    /// values of the type ([`VarType::accepts`]). A single value for a list type, which
+    /// validation would take as a list of one, is left to the executor.
+    fn accepts(&self, given: &Value) -> bool {
+        let one = |value: &Value| *value == Value::Null || self.ty.accepts(value);
+        match (given, self.items) {
+            (Value::Null, _) => !self.required,
+            (Value::List(list), Some(required)) => list
+                .iter()
+                .all(|item| !(required && *item == Value::Null) && one(item)),
+            (_, Some(_)) => false,
+            (value, None) => one(value),
+        }
+    }
+}
+
+/// The type of a variable's value that a plan takes.
+#[derive(Debug, Clone, Copy)]
+enum VarType {
+    Id,
+    String,
+    Int,
+    Float,
+    Boolean,
+    /// A `<Type>OrderBy` enum: its parser checks the name against the enum's values.
+    Order,
+    /// A project enum and its values.
+    Enum(&'static [&'static str]),
+}
+
+impl VarType {
+    /// Whether `value` (not `null`, read from the request's JSON, so never an enum literal) is
+    /// one of this type, as validation coerces a variable's value: the arguments' parsers take
+    /// some values validation refuses (a string among the items of an `Int` list, any string
+    /// for an enum, a list or an object for a string).
+    fn accepts(self, value: &Value) -> bool {
+        match (self, value) {
+            (VarType::Id, Value::String(_)) | (VarType::String, Value::String(_)) => true,
+            (VarType::Id, Value::Number(n)) => n.is_i64() || n.is_u64(),
+            (VarType::Int, Value::Number(n)) => {
+                n.as_i64().is_some_and(|i| i32::try_from(i).is_ok())
+            }
+            (VarType::Float, Value::Number(_)) | (VarType::Boolean, Value::Boolean(_)) => true,
+            (VarType::Order, Value::String(_)) => true,
+            (VarType::Enum(values), Value::String(s)) => values.contains(&s.as_str()),
+            _ => false,
+        }
+    }
+}
+
+/// A field with the text its value follows in the response (`"key":`).
+#[derive(Debug)]
+struct Keyed<T> {
+    key: String,
+    what: T,
+}
+
+/// Arguments as written in the query, variables unresolved.
+type Args = Vec<(Name, async_graphql_value::Value)>;
+
+#[derive(Debug)]
+enum Root {
+    Typename,
+    /// `all<Plural>(…)`.
+    All {
+        args: Args,
+        object: Object,
+    },
+    /// `<Type>(<unique field>: …)`.
+    One {
+        args: Args,
+        object: Object,
+    },
+    /// `_all<Plural>Meta(…)`.
+    Count {
+        meta: &'static ModelMeta,
+        args: Args,
+        fields: Vec<Keyed<CountField>>,
+    },
+}
+
+/// A selection on a model's object type.
+#[derive(Debug)]
+struct Object {
+    meta: &'static ModelMeta,
+    items: Vec<Keyed<Item>>,
+    /// The columns the rows hold (field indices), in order.
+    columns: Vec<usize>,
+}
+
+#[derive(Debug)]
+enum Item {
+    Typename,
+    /// A scalar field and where its value is in the row.
+    Scalar {
+        field: usize,
+        at: usize,
+    },
+    /// A relation field (`rel` indexes the model's relations).
+    Related {
+        rel: usize,
+        args: Args,
+        object: Object,
+    },
+    /// `_<field>Meta` of a to-many relation field.
+    Count {
+        rel: usize,
+        args: Args,
+        fields: Vec<Keyed<CountField>>,
+    },
+}
+
+#[derive(Debug)]
+enum CountField {
+    Count,
+    Typename,
+}
+
+impl Object {
+    /// Where the node's id is in the row.
+    fn id_at(&self) -> usize {
+        self.columns
+            .iter()
+            .position(|&c| c == self.meta.id)
+            .unwrap_or(0)
+    }
+
+    fn has_relations(&self) -> bool {
+        self.items
+            .iter()
+            .any(|i| matches!(i.what, Item::Related { .. } | Item::Count { .. }))
+    }
+}

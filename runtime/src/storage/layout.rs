@@ -1,0 +1,54 @@
+//! The storage layout's names that more than one layer needs: identifiers as SQL spells them,
+//! and the columns PostgreSQL keeps each node's to-one partner in (made and kept by
+//! `migrate/partners.rs`, read by relation pages and written by creates).
+
+use super::db::Backend;
+use crate::model::RelFieldMeta;
+
+/// `name` as a double-quoted SQL identifier.
+pub fn quote(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// The column on the related table holding the partner of a to-many field's page, reading from
+/// the join table `table` whose column `own` holds the parent's ids.
+pub fn partner_column(table: &str, own: &str) -> String {
+    identifier(format!("_{table}_{own}"))
+}
+
+/// The column of a node's table that holds its partner through its relation field `field`:
+/// on PostgreSQL there is one when the field is to-one (and not a self relation declared on one
+/// field, which stores each edge both ways); SQLite keeps no copies. What migrations make
+/// (`migrate/partners.rs`), seen from the model's fields.
+pub fn held_through(field: &RelFieldMeta, backend: Backend) -> Option<String> {
+    (backend == Backend::Postgres && !field.list && !field.symmetric)
+        .then(|| partner_column(field.table, field.other))
+}
+
+/// `name` as PostgreSQL stores it: at most 63 bytes (longer names are cut wherever they are
+/// used), so that the names read back from the catalog compare equal to the ones made here.
+pub fn identifier(mut name: String) -> String {
+    const MAX: usize = 63;
+    if name.len() > MAX {
+        let mut end = MAX;
+        while !name.is_char_boundary(end) {
+            end -= 1;
+        }
+        name.truncate(end);
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_cut_as_postgresql_cuts_them() {
+        assert_eq!(partner_column("_UserPosts", "A"), "__UserPosts_A");
+        let long = format!("_{}", "R".repeat(70));
+        assert_eq!(partner_column(&long, "A").len(), 63);
+        assert!(partner_column(&long, "A").starts_with("__RRR"));
+        assert_eq!(identifier("é".repeat(40)).len(), 62);
+    }
+}

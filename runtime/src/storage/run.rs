@@ -1,0 +1,132 @@
+//! Running statements: [`Statements`], implemented by every connection and transaction, and
+//! [`Counted`], which counts what a request runs (the count is reported in a response header
+//! and used by the tests that guard against N+1 queries).
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use sea_orm::{ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbErr};
+
+use super::db::{Backend, Pool};
+use super::row::Row;
+use super::sql::Sql;
+use super::transaction::Tx;
+
+/// Something that runs statements: a pool of connections or a transaction. Rows come back as
+/// [`Row`]s, read through `Cells` whichever driver read them.
+#[async_trait::async_trait]
+pub trait Statements: Sync {
+    fn backend(&self) -> Backend;
+    async fn all(&self, sql: Sql) -> Result<Vec<Row>, DbErr>;
+    async fn one(&self, sql: Sql) -> Result<Option<Row>, DbErr>;
+    /// Runs a write; returns how many rows it changed.
+    async fn execute(&self, sql: Sql) -> Result<u64, DbErr>;
+}
+
+/// [`Statements`] for sea-orm's connections and transactions.
+macro_rules! statements_through_sea_orm {
+    ($($t:ty),*) => {$(
+        #[async_trait::async_trait]
+        impl Statements for $t {
+            fn backend(&self) -> Backend {
+                match self.get_database_backend() {
+                    sea_orm::DbBackend::Postgres => Backend::Postgres,
+                    _ => Backend::Sqlite,
+                }
+            }
+            async fn all(&self, sql: Sql) -> Result<Vec<Row>, DbErr> {
+                let rows = self.query_all_raw(sql.into_statement()).await?;
+                Ok(rows.into_iter().map(Row::Orm).collect())
+            }
+            async fn one(&self, sql: Sql) -> Result<Option<Row>, DbErr> {
+                Ok(self.query_one_raw(sql.into_statement()).await?.map(Row::Orm))
+            }
+            async fn execute(&self, sql: Sql) -> Result<u64, DbErr> {
+                Ok(self.execute_raw(sql.into_statement()).await?.rows_affected())
+            }
+        }
+    )*};
+}
+statements_through_sea_orm!(Pool, DatabaseConnection, DatabaseTransaction);
+
+#[async_trait::async_trait]
+impl Statements for Tx {
+    fn backend(&self) -> Backend {
+        match self {
+            Tx::Orm(tx) => Statements::backend(&**tx),
+            Tx::Lite(_) => Backend::Sqlite,
+            Tx::Single(pool) => Statements::backend(pool),
+        }
+    }
+    async fn all(&self, sql: Sql) -> Result<Vec<Row>, DbErr> {
+        match self {
+            Tx::Orm(tx) => Statements::all(&**tx, sql).await,
+            Tx::Lite(tx) => Ok(tx
+                .query(sql.text(), sql.values())?
+                .into_iter()
+                .map(Row::Lite)
+                .collect()),
+            Tx::Single(pool) => Statements::all(pool, sql).await,
+        }
+    }
+    async fn one(&self, sql: Sql) -> Result<Option<Row>, DbErr> {
+        match self {
+            Tx::Orm(tx) => Statements::one(&**tx, sql).await,
+            Tx::Lite(_) => Ok(self.all(sql).await?.into_iter().next()),
+            Tx::Single(pool) => Statements::one(pool, sql).await,
+        }
+    }
+    async fn execute(&self, sql: Sql) -> Result<u64, DbErr> {
+        match self {
+            Tx::Orm(tx) => Statements::execute(&**tx, sql).await,
+            Tx::Lite(tx) => tx.execute(sql.text(), sql.values()),
+            Tx::Single(pool) => Statements::execute(pool, sql).await,
+        }
+    }
+}
+
+/// Counts the statements a request runs.
+#[derive(Debug, Default)]
+pub struct Counter(AtomicU32);
+
+impl Counter {
+    pub const fn new() -> Self {
+        Counter(AtomicU32::new(0))
+    }
+
+    pub fn get(&self) -> u32 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Counts `n` statements (run elsewhere, by a part of the request that kept its own count).
+    pub fn add(&self, n: u32) {
+        self.0.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// Statements run on `conn` (a pool or a transaction) and counted in the request's `counter`.
+pub struct Counted<'a, C: Statements + ?Sized> {
+    pub conn: &'a C,
+    pub counter: &'a Counter,
+}
+
+impl<C: Statements + ?Sized> Counted<'_, C> {
+    /// The dialect of the connection.
+    pub fn backend(&self) -> Backend {
+        self.conn.backend()
+    }
+
+    pub async fn all(&self, sql: Sql) -> Result<Vec<Row>, DbErr> {
+        self.counter.add(1);
+        self.conn.all(sql).await
+    }
+
+    pub async fn one(&self, sql: Sql) -> Result<Option<Row>, DbErr> {
+        self.counter.add(1);
+        self.conn.one(sql).await
+    }
+
+    pub async fn execute(&self, sql: Sql) -> Result<u64, DbErr> {
+        self.counter.add(1);
+        self.conn.execute(sql).await
+    }
+}

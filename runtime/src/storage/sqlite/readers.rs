@@ -1,0 +1,312 @@
+//! SQLite reads of compiled plans, run on the calling thread.
+//!
+//! sqlx runs each SQLite connection on a thread of its own: a statement is sent to that thread,
+//! and every row comes back through a channel, each value copied out of SQLite into an
+//! allocation of its own. For the short reads of a compiled plan, the thread hand-offs and the
+//! copies cost several times what SQLite spends answering. Here a plan's statement runs on the
+//! thread that asks, on a read-only connection of its own (rusqlite over the same bundled
+//! libsqlite3), and each row is copied once, into one text buffer.
+//!
+//! A statement may take [`MAX_STEPS`] virtual-machine steps on the calling thread (about 2 ms of
+//! SQLite's work; a 100-row page takes about 5 000), and [`MAX_WAIT`] in all (for reading the
+//! disk, or an expensive single step). One that needs more is interrupted and reported as
+//! [`Refused::TooLong`]; the caller then runs it through sqlx's pool, whose thread does the long
+//! work while the HTTP worker goes on with other requests. The steps are the main bound because
+//! they do not count the time the thread is descheduled: a wall-clock budget of 2 ms, tried
+//! first, interrupted reads of 1.5 ms whenever the machine was busy. Every other failure
+//! ([`Refused::Failed`]) is also answered through sqlx, so this path never decides an error.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use rusqlite::types::{Null, ValueRef};
+use rusqlite::{Connection, OpenFlags, Statement};
+use sea_orm::{DbErr, Value};
+
+use super::super::row::parse_stored_datetime;
+use crate::model::Cells;
+
+/// Idle connections kept for reuse, at least: a statement holds its connection only while it
+/// runs on its thread, so as many are in use as threads read at once (the HTTP workers, one
+/// per core). More are kept on machines with more cores ([`Readers::new`]).
+const MIN_IDLE: usize = 8;
+/// Virtual-machine steps between two calls of the progress handler (a few microseconds of work).
+const STEP: i32 = 1_000;
+/// The steps a statement may take on the calling thread, in calls of the progress handler:
+/// 200 000 steps.
+const MAX_STEPS: u32 = 200;
+/// How long a statement may take on the calling thread, whatever its steps.
+const MAX_WAIT: Duration = Duration::from_millis(20);
+/// Prepared statements cached per connection (a plan runs one to a few).
+const CACHED_STATEMENTS: usize = 64;
+
+/// Why a statement was not answered here.
+#[derive(Debug)]
+pub enum Refused {
+    /// It needed more than [`MAX_STEPS`] or [`MAX_WAIT`].
+    TooLong,
+    /// Anything else: the database was busy, a value of a type this path does not read, …
+    Failed(String),
+}
+
+/// One value of a row. Text is a range of the row's text buffer.
+#[derive(Debug, Clone, Copy)]
+enum Cell {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(u32, u32),
+    Blob,
+}
+
+/// A row read by this module: its values, and the text of its text values.
+#[derive(Debug)]
+pub struct LiteRow {
+    cells: Box<[Cell]>,
+    text: Box<str>,
+}
+
+fn mismatch(idx: usize, want: &str) -> DbErr {
+    DbErr::Type(format!("column {idx} holds no {want}"))
+}
+
+impl LiteRow {
+    fn cell(&self, idx: usize) -> Result<Cell, DbErr> {
+        self.cells
+            .get(idx)
+            .copied()
+            .ok_or_else(|| DbErr::Type(format!("no column {idx}")))
+    }
+}
+
+/// What sqlx's SQLite decoders accept, read strictly: an integer for `Int` and `Boolean`, a
+/// real for `Float` (a `REAL` column always yields reals, so an integer is refused rather than
+/// converted), text for the rest. Anything else is an error, and the plan leaves the request to
+/// the executor.
+impl Cells for LiteRow {
+    fn text(&self, idx: usize) -> Result<Option<&str>, DbErr> {
+        match self.cell(idx)? {
+            Cell::Null => Ok(None),
+            Cell::Text(from, to) => Ok(self.text.get(from as usize..to as usize)),
+            _ => Err(mismatch(idx, "text")),
+        }
+    }
+    fn int(&self, idx: usize) -> Result<Option<i32>, DbErr> {
+        self.int64(idx)?
+            .map(|v| i32::try_from(v).map_err(|e| DbErr::Type(e.to_string())))
+            .transpose()
+    }
+    fn int64(&self, idx: usize) -> Result<Option<i64>, DbErr> {
+        match self.cell(idx)? {
+            Cell::Null => Ok(None),
+            Cell::Int(v) => Ok(Some(v)),
+            _ => Err(mismatch(idx, "integer")),
+        }
+    }
+    fn float(&self, idx: usize) -> Result<Option<f64>, DbErr> {
+        match self.cell(idx)? {
+            Cell::Null => Ok(None),
+            Cell::Real(v) => Ok(Some(v)),
+            _ => Err(mismatch(idx, "real")),
+        }
+    }
+    fn boolean(&self, idx: usize) -> Result<Option<bool>, DbErr> {
+        Ok(self.int64(idx)?.map(|v| v != 0))
+    }
+    fn datetime(&self, idx: usize) -> Result<Option<DateTime<Utc>>, DbErr> {
+        self.text(idx)?.map(parse_stored_datetime).transpose()
+    }
+}
+
+/// A connection and the clock its progress handler reads.
+struct Reader {
+    conn: Connection,
+    clock: Arc<Clock>,
+}
+
+/// The running statement's calls of the progress handler, when it must end (in nanoseconds
+/// since `base`), and whether the progress handler ended one.
+struct Clock {
+    base: Instant,
+    calls: AtomicU32,
+    deadline: AtomicU64,
+    interrupted: AtomicBool,
+}
+
+impl Clock {
+    fn now(&self) -> u64 {
+        u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Starts a statement's budget.
+    fn start(&self) {
+        let budget = u64::try_from(MAX_WAIT.as_nanos()).unwrap_or(u64::MAX);
+        self.interrupted.store(false, Ordering::Relaxed);
+        self.calls.store(0, Ordering::Relaxed);
+        self.deadline
+            .store(self.now().saturating_add(budget), Ordering::Relaxed);
+    }
+
+    /// The progress handler: whether to interrupt the statement.
+    fn expired(&self) -> bool {
+        let calls = self.calls.fetch_add(1, Ordering::Relaxed);
+        let expired = calls >= MAX_STEPS || self.now() > self.deadline.load(Ordering::Relaxed);
+        if expired {
+            self.interrupted.store(true, Ordering::Relaxed);
+        }
+        expired
+    }
+}
+
+/// The read-only connections of one SQLite file.
+pub struct Readers {
+    path: PathBuf,
+    idle: Mutex<Vec<Reader>>,
+    /// The most idle connections kept.
+    keep: usize,
+}
+
+impl std::fmt::Debug for Readers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Readers").field("path", &self.path).finish()
+    }
+}
+
+impl Readers {
+    /// Readers of the database file at `path` (opened when first needed).
+    pub fn new(path: &Path) -> Readers {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        Readers {
+            path: path.to_owned(),
+            idle: Mutex::new(Vec::new()),
+            keep: MIN_IDLE.max(2 * cores),
+        }
+    }
+
+    fn open(&self) -> Result<Reader, rusqlite::Error> {
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        // A busy database is left to sqlx's pool, which waits.
+        conn.busy_timeout(Duration::ZERO)?;
+        conn.set_prepared_statement_cache_capacity(CACHED_STATEMENTS);
+        let clock = Arc::new(Clock {
+            base: Instant::now(),
+            calls: AtomicU32::new(0),
+            deadline: AtomicU64::new(0),
+            interrupted: AtomicBool::new(false),
+        });
+        let handler = clock.clone();
+        conn.progress_handler(STEP, Some(move || handler.expired()))?;
+        Ok(Reader { conn, clock })
+    }
+
+    /// Runs the `SELECT` `sql` with `values` bound to its `?`s and reads every row.
+    pub fn query(&self, sql: &str, values: &[Value]) -> Result<Vec<LiteRow>, Refused> {
+        let taken = self.idle.lock().map(|mut idle| idle.pop()).unwrap_or(None);
+        let reader = match taken {
+            Some(reader) => reader,
+            None => self.open().map_err(|e| Refused::Failed(e.to_string()))?,
+        };
+        reader.clock.start();
+        let result = run(&reader.conn, sql, values);
+        let result = match result {
+            Err(_) if reader.clock.interrupted.load(Ordering::Relaxed) => Err(Refused::TooLong),
+            Err(e) => Err(Refused::Failed(e.to_string())),
+            Ok(Err(refused)) => Err(refused),
+            Ok(Ok(rows)) => Ok(rows),
+        };
+        if let Ok(mut idle) = self.idle.lock()
+            && idle.len() < self.keep
+        {
+            idle.push(reader);
+        }
+        result
+    }
+}
+
+/// Prepares (or takes from the cache), binds and reads `sql`.
+fn run(
+    conn: &Connection,
+    sql: &str,
+    values: &[Value],
+) -> Result<Result<Vec<LiteRow>, Refused>, rusqlite::Error> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    if let Err(refused) = bind(&mut stmt, values)? {
+        return Ok(Err(refused));
+    }
+    read_rows(&mut stmt)
+}
+
+/// Binds `values` to the statement's `?`s, in order.
+pub(super) fn bind(
+    stmt: &mut Statement<'_>,
+    values: &[Value],
+) -> Result<Result<(), Refused>, rusqlite::Error> {
+    for (i, value) in values.iter().enumerate() {
+        let at = i + 1;
+        match value {
+            Value::String(Some(s)) => stmt.raw_bind_parameter(at, s.as_str())?,
+            Value::Int(Some(v)) => stmt.raw_bind_parameter(at, v)?,
+            Value::BigInt(Some(v)) => stmt.raw_bind_parameter(at, v)?,
+            Value::Double(Some(v)) => stmt.raw_bind_parameter(at, v)?,
+            // As sqlx binds them on SQLite: 0 or 1.
+            Value::Bool(Some(v)) => stmt.raw_bind_parameter(at, i64::from(*v))?,
+            Value::String(None)
+            | Value::Int(None)
+            | Value::BigInt(None)
+            | Value::Double(None)
+            | Value::Bool(None) => stmt.raw_bind_parameter(at, Null)?,
+            other => {
+                return Ok(Err(Refused::Failed(format!(
+                    "a parameter this path does not bind: {other:?}"
+                ))));
+            }
+        }
+    }
+    Ok(Ok(()))
+}
+
+/// Runs the bound statement to its end and reads every row it yields.
+pub(super) fn read_rows(
+    stmt: &mut Statement<'_>,
+) -> Result<Result<Vec<LiteRow>, Refused>, rusqlite::Error> {
+    let width = stmt.column_count();
+    let mut rows = stmt.raw_query();
+    let mut out = Vec::new();
+    let mut text = String::new();
+    let mut cells = Vec::with_capacity(width);
+    while let Some(row) = rows.next()? {
+        text.clear();
+        cells.clear();
+        for idx in 0..width {
+            cells.push(match row.get_ref(idx)? {
+                ValueRef::Null => Cell::Null,
+                ValueRef::Integer(v) => Cell::Int(v),
+                ValueRef::Real(v) => Cell::Real(v),
+                ValueRef::Text(bytes) => {
+                    let Ok(s) = std::str::from_utf8(bytes) else {
+                        return Ok(Err(Refused::Failed(format!("column {idx} is not UTF-8"))));
+                    };
+                    let from = text.len();
+                    text.push_str(s);
+                    match (u32::try_from(from), u32::try_from(text.len())) {
+                        (Ok(from), Ok(to)) => Cell::Text(from, to),
+                        _ => return Ok(Err(Refused::Failed("a row over 4 GiB".into()))),
+                    }
+                }
+                ValueRef::Blob(_) => Cell::Blob,
+            });
+        }
+        out.push(LiteRow {
+            cells: cells.as_slice().into(),
+            text: text.as_str().into(),
+        });
+    }
+    Ok(Ok(out))
+}

@@ -1,0 +1,15 @@
+//! The Simple API (reference §2): queries, mutations, filters, ordering and pagination, scalars,
+//! the request envelope, the schema as introspection shows it, compiled plans, the statements
+//! each request costs, and the changes mutations hand to observers.
+
+mod changes;
+mod direct;
+mod envelope;
+mod filters;
+pub(crate) mod introspection;
+mod mutations;
+mod ordering;
+mod pagination;
+mod queries;
+mod scalars;
+mod statements;
