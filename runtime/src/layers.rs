@@ -91,12 +91,14 @@ fn breaches(module: &[String], code: &str) -> Vec<Breach> {
             continue;
         };
         let allowed = to == own || rank(&to).is_some_and(|r| r < own_rank);
-        if !allowed {
-            out.push(Breach {
-                line,
-                from: own.clone(),
-                to,
-            });
+        let breach = Breach {
+            line,
+            from: own.clone(),
+            to,
+        };
+        // One per line and layer: `engine::{Request, read}` is one breach.
+        if !allowed && !out.contains(&breach) {
+            out.push(breach);
         }
     }
     out
