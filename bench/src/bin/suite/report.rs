@@ -103,6 +103,8 @@ pub fn markdown(
         (Kind::SvcPostgres, Kind::PostGraphile4),
         (Kind::SvcPostgres, Kind::PostGraphile5),
         (Kind::SvcPostgres, Kind::Sql),
+        (Kind::SvcSqlite, Kind::SvcSqliteBaseline),
+        (Kind::SvcPostgres, Kind::SvcPostgresBaseline),
     ]
     .into_iter()
     .filter(|(a, b)| kinds.contains(a) && kinds.contains(b))
@@ -138,6 +140,7 @@ pub fn markdown(
                     let ratio = x / y;
                     let goal = match b {
                         Kind::Sql => Some(GOAL_VS_SQL),
+                        Kind::SvcSqliteBaseline | Kind::SvcPostgresBaseline => None,
                         _ if q.number() <= 3 => Some(GOAL_VS_POSTGRAPHILE),
                         _ => None,
                     };

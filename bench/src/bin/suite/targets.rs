@@ -47,6 +47,10 @@ pub enum Kind {
     /// The svc example service (Simple API), on SQLite or PostgreSQL.
     SvcSqlite,
     SvcPostgres,
+    /// Another build of the example service (`bench/run --baseline`), to compare two builds in
+    /// one run.
+    SvcSqliteBaseline,
+    SvcPostgresBaseline,
     PostGraphile4,
     PostGraphile5,
     /// pgbench running hand-written SQL on the peers' conventional schema.
@@ -58,6 +62,8 @@ impl Kind {
         Some(match name {
             "svc-sqlite" => Kind::SvcSqlite,
             "svc-postgres" => Kind::SvcPostgres,
+            "svc-sqlite-baseline" => Kind::SvcSqliteBaseline,
+            "svc-postgres-baseline" => Kind::SvcPostgresBaseline,
             "postgraphile4" => Kind::PostGraphile4,
             "postgraphile5" => Kind::PostGraphile5,
             "sql" => Kind::Sql,
@@ -69,6 +75,8 @@ impl Kind {
         match self {
             Kind::SvcSqlite => "svc (SQLite)",
             Kind::SvcPostgres => "svc (PostgreSQL)",
+            Kind::SvcSqliteBaseline => "svc baseline (SQLite)",
+            Kind::SvcPostgresBaseline => "svc baseline (PostgreSQL)",
             Kind::PostGraphile4 => "PostGraphile 4",
             Kind::PostGraphile5 => "PostGraphile 5",
             Kind::Sql => "raw SQL (pgbench)",
@@ -76,7 +84,13 @@ impl Kind {
     }
 
     pub fn is_svc(self) -> bool {
-        matches!(self, Kind::SvcSqlite | Kind::SvcPostgres)
+        matches!(
+            self,
+            Kind::SvcSqlite
+                | Kind::SvcPostgres
+                | Kind::SvcSqliteBaseline
+                | Kind::SvcPostgresBaseline
+        )
     }
 
     /// The GraphQL document of `query`; `None` for the SQL target.
