@@ -9,12 +9,30 @@ use async_graphql::parser::types::ExecutableDocument;
 use async_graphql::{Executor, Request, Variables};
 
 use super::nulls::Nullability;
-use super::render::render;
+use super::render::{rejected, render};
 use crate::api::Whitelist;
 use crate::auth::Principal;
 use crate::engine::{self, State};
 use crate::plan::{self, Plan, Plans};
 use crate::storage::Counter;
+
+/// What became of the body of a client API request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Outcome {
+    /// Executed (a batch always is, whatever became of its requests).
+    Executed,
+    /// Not executed: the request object's parameters, its document's syntax or validation, or
+    /// its variables were refused.
+    Rejected,
+    /// The body is not JSON at all.
+    Malformed,
+}
+
+/// A client API body's response body and what became of it.
+pub(super) struct Answer {
+    pub(super) body: Vec<u8>,
+    pub(super) outcome: Outcome,
+}
 
 /// What the GraphQL requests of one HTTP request share.
 pub(super) struct Envelope<'a> {
@@ -31,8 +49,7 @@ pub(super) struct Envelope<'a> {
 
 impl Envelope<'_> {
     /// Runs a body of the client APIs: one request object, or a batch (a JSON array of them).
-    /// Returns the response body.
-    pub(super) async fn run<E: Executor>(&self, schema: &E, body: &[u8]) -> Vec<u8> {
+    pub(super) async fn run<E: Executor>(&self, schema: &E, body: &[u8]) -> Answer {
         match serde_json::from_slice::<serde_json::Value>(body) {
             Ok(serde_json::Value::Array(items)) => {
                 let mut out = vec![b'['];
@@ -40,24 +57,41 @@ impl Envelope<'_> {
                     if i > 0 {
                         out.push(b',');
                     }
-                    out.extend(self.run_one(schema, item).await);
+                    out.extend(self.run_one(schema, item).await.0);
                 }
                 out.push(b']');
-                out
+                Answer {
+                    body: out,
+                    outcome: Outcome::Executed,
+                }
             }
-            Ok(item @ serde_json::Value::Object(_)) => self.run_one(schema, item).await,
-            _ => to_json(&serde_json::json!({
-                "error": format!("input could not be parsed: '{}'", String::from_utf8_lossy(body)),
-            })),
+            Ok(item @ serde_json::Value::Object(_)) => {
+                let (body, outcome) = self.run_one(schema, item).await;
+                Answer { body, outcome }
+            }
+            parsed => Answer {
+                body: to_json(&serde_json::json!({
+                    "error": format!("input could not be parsed: '{}'", String::from_utf8_lossy(body)),
+                })),
+                outcome: if parsed.is_err() {
+                    Outcome::Malformed
+                } else {
+                    Outcome::Rejected
+                },
+            },
         }
     }
 
     /// Runs one GraphQL request of the envelope and renders it in the reference's shapes: by
     /// its compiled plan when it has one that applies, otherwise by the executor.
-    async fn run_one<E: Executor>(&self, schema: &E, item: serde_json::Value) -> Vec<u8> {
+    async fn run_one<E: Executor>(
+        &self,
+        schema: &E,
+        item: serde_json::Value,
+    ) -> (Vec<u8>, Outcome) {
         let incoming = match read_request(item, self.request_id) {
             Ok(incoming) => incoming,
-            Err(error) => return to_json(&error),
+            Err(error) => return (to_json(&error), Outcome::Rejected),
         };
         let known = self
             .plans
@@ -68,12 +102,12 @@ impl Envelope<'_> {
             && let Some(out) = self.direct(plan, &incoming.variables).await
         {
             self.direct.fetch_add(1, Ordering::Relaxed);
-            return out;
+            return (out, Outcome::Executed);
         }
         let document = known.as_ref().and_then(|k| k.as_ref()?.document.clone());
         let mut request = match incoming.into_request(document.as_deref()) {
             Ok(request) => request,
-            Err(error) => return to_json(&error),
+            Err(error) => return (to_json(&error), Outcome::Rejected),
         };
         // A text not seen before: compile it now (the executor consumes the document), and
         // keep the plan, or without one the document, once the executor has validated the text.
@@ -101,8 +135,16 @@ impl Envelope<'_> {
         {
             plans.insert(&query, operation.as_deref(), plan, doc);
         }
+        let outcome = if rejected(&response) {
+            Outcome::Rejected
+        } else {
+            Outcome::Executed
+        };
         let types = (self.nulls, query.as_str(), operation.as_deref());
-        to_json(&render(response, self.request_id, Some(types)))
+        (
+            to_json(&render(response, self.request_id, Some(types))),
+            outcome,
+        )
     }
 
     /// Runs `plan`; `None` when the executor must answer. The statements of a run that gives

@@ -18,10 +18,7 @@ pub(super) fn render(
     request_id: &str,
     types: Option<(&Nullability, &str, Option<&str>)>,
 ) -> serde_json::Value {
-    let validation_failed = matches!(response.data, Value::Null)
-        && !response.errors.is_empty()
-        && response.errors.iter().all(|e| e.path.is_empty());
-    if validation_failed {
+    if rejected(&response) {
         let errors: Vec<_> = response
             .errors
             .iter()
@@ -50,6 +47,14 @@ pub(super) fn render(
         out.insert("errors".to_owned(), serde_json::Value::Array(errors));
     }
     serde_json::Value::Object(out)
+}
+
+/// Whether the executor refused the request before executing it: errors, none of them at a
+/// field's path, and no data (the document did not validate, or the variables did not coerce).
+pub(super) fn rejected(response: &Response) -> bool {
+    matches!(response.data, Value::Null)
+        && !response.errors.is_empty()
+        && response.errors.iter().all(|e| e.path.is_empty())
 }
 
 /// Puts the `null` of a failed field back into `data`: the executor leaves failed fields out (and

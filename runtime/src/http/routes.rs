@@ -5,13 +5,14 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
 use async_graphql::Request;
 use async_graphql::http::{GraphQLPlaygroundConfig, playground_source};
 use serde::Serialize;
 
-use super::envelope::{Envelope, parse_request};
+use super::envelope::{Envelope, Outcome, parse_request};
 use super::render::render;
 use super::{DIRECT_HEADER, INTROSPECTION_QUERY, STATEMENTS_HEADER, Service};
 use crate::api::system::Caller;
@@ -117,8 +118,106 @@ pub(super) fn json_bytes_response(
     statements: Option<u32>,
     direct: Option<u32>,
 ) -> HttpResponse {
-    let mut res = HttpResponse::Ok();
-    res.content_type("application/json");
+    media_response(
+        StatusCode::OK,
+        Media::Json,
+        body,
+        request_id,
+        statements,
+        direct,
+    )
+}
+
+/// The media type of a client API's responses, chosen by the request's `Accept` header (the
+/// GraphQL-over-HTTP specification).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Media {
+    /// `application/json`: every GraphQL answer is HTTP 200, errors in the body, as the
+    /// reference's clients expect.
+    Json,
+    /// `application/graphql-response+json`, for clients that ask for it: a request refused
+    /// before execution (parameters, syntax, validation, variables) is HTTP 400.
+    GraphqlResponse,
+}
+
+impl Media {
+    const GRAPHQL_RESPONSE: &str = "application/graphql-response+json";
+
+    fn of(req: &HttpRequest) -> Media {
+        let accepts = req
+            .headers()
+            .get_all(header::ACCEPT)
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|item| {
+                let mut parts = item.split(';');
+                let name = parts.next().unwrap_or("").trim();
+                // `q=0` says "not this one".
+                let refused = parts.any(|p| {
+                    p.trim()
+                        .strip_prefix("q=")
+                        .and_then(|q| q.trim().parse::<f32>().ok())
+                        .is_some_and(|q| q == 0.0)
+                });
+                name.eq_ignore_ascii_case(Media::GRAPHQL_RESPONSE) && !refused
+            });
+        if accepts {
+            Media::GraphqlResponse
+        } else {
+            Media::Json
+        }
+    }
+
+    fn content_type(self) -> &'static str {
+        match self {
+            Media::Json => "application/json",
+            Media::GraphqlResponse => "application/graphql-response+json; charset=utf-8",
+        }
+    }
+
+    /// The status of an answer: a body that is not JSON is 400 whatever was accepted (its
+    /// body is the reference's); a request refused before execution is 400 for clients of
+    /// the GraphQL response media type, 200 for the others.
+    fn status(self, outcome: Outcome) -> StatusCode {
+        match (outcome, self) {
+            (Outcome::Malformed, _) | (Outcome::Rejected, Media::GraphqlResponse) => {
+                StatusCode::BAD_REQUEST
+            }
+            _ => StatusCode::OK,
+        }
+    }
+}
+
+/// Whether a client API request's body may be read as JSON: its `Content-Type` is JSON
+/// (`application/json`, or any `…+json`). A request without one is read as JSON for
+/// clients of `application/json` (as before the GraphQL-over-HTTP specification), refused for
+/// those of the GraphQL response media type, which the specification holds to it.
+fn json_body(req: &HttpRequest, media: Media) -> bool {
+    let Some(value) = req.headers().get(header::CONTENT_TYPE) else {
+        return media == Media::Json;
+    };
+    let essence = value
+        .to_str()
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+fn media_response(
+    status: StatusCode,
+    media: Media,
+    body: Vec<u8>,
+    request_id: &str,
+    statements: Option<u32>,
+    direct: Option<u32>,
+) -> HttpResponse {
+    let mut res = HttpResponse::build(status);
+    res.content_type(media.content_type());
     if let Ok(v) = HeaderValue::from_str(request_id) {
         res.insert_header(("Request-Id", v));
     }
@@ -163,6 +262,20 @@ async fn client_api<S: ServiceDef>(
     if !service.knows(id) {
         return project_not_found(id, &request_id);
     }
+    let media = Media::of(req);
+    if !json_body(req, media) {
+        let body = serde_json::json!({
+            "error": "the request's Content-Type must be `application/json`",
+        });
+        return media_response(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            media,
+            serde_json::to_vec(&body).unwrap_or_default(),
+            &request_id,
+            None,
+            None,
+        );
+    }
     let counter = Arc::new(Counter::new());
     let principal = service
         .auth()
@@ -184,13 +297,20 @@ async fn client_api<S: ServiceDef>(
         principal: &principal,
         direct: AtomicU32::new(0),
     };
-    let out = if permission_schema {
+    let answer = if permission_schema {
         cx.run(&service.permissions, body).await
     } else {
         cx.run(&service.schema, body).await
     };
     let direct = cx.direct.load(Ordering::Relaxed);
-    json_bytes_response(out, &request_id, Some(counter.get()), Some(direct))
+    media_response(
+        media.status(answer.outcome),
+        media,
+        answer.body,
+        &request_id,
+        Some(counter.get()),
+        Some(direct),
+    )
 }
 
 /// `POST /system`: the System API. One request per body (no batching); a body or query that
