@@ -3,7 +3,8 @@
 //! type, and HTTP 400 for a request refused before execution; a client of `application/json`
 //! keeps HTTP 200 with the errors in the body, as the reference's clients expect. A body that
 //! is not JSON is 400 for both, and a declared `Content-Type` that is not JSON is 415. The audit
-//! of npm's `graphql-http` runs against the Simple API when `node` is on the machine.
+//! of npm's `graphql-http`, and graphql-js's validation of the schema its introspection shows,
+//! run against the Simple API when `node` is on the machine.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -151,16 +152,9 @@ db_tests! {
     /// (notices are the specification's optional behaviours). Needs `node` and `npm`: outside
     /// CI the test says so and passes without them; in CI (`CI=true`) their absence fails it.
     async fn graphql_http_audit(srv) {
-        let Some(script) = tokio::task::spawn_blocking(audit_script).await.expect("the installer panicked") else {
+        let Some(stdout) = node(srv, "graphql-http-audit.mjs").await else {
             return;
         };
-        let url = srv.api();
-        let out = tokio::task::spawn_blocking(move || Command::new("node").arg(&script).arg(&url).output())
-            .await
-            .expect("the audit's thread panicked")
-            .expect("node runs");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "the audit failed: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
         let counts = stdout
             .lines()
             .find_map(|l| l.strip_prefix("counts "))
@@ -171,15 +165,53 @@ db_tests! {
         assert_eq!((counts["warn"].as_u64(), counts["error"].as_u64()), (Some(0), Some(0)), "{stdout}");
         assert!(counts["ok"].as_u64().unwrap_or(0) >= 40, "{stdout}");
     }
+
+    /// graphql-js builds a client schema from the Simple API's introspection (as clients and
+    /// code generators do) and finds nothing wrong with it (`validateSchema`).
+    async fn graphql_js_validates_the_schema(srv) {
+        let Some(stdout) = node(srv, "graphql-js-schema.mjs").await else {
+            return;
+        };
+        let errors: Vec<&str> = stdout.lines().filter(|l| l.starts_with("error ")).collect();
+        assert!(errors.is_empty(), "graphql-js finds the schema invalid:\n{}", errors.join("\n"));
+        let types: usize = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("types "))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no types line: {stdout}"));
+        assert!(types > 50, "{stdout}");
+    }
 }
 
-/// The pinned audit package, installed once per machine outside the clone.
+/// Runs the script `name` of `tests/js/` with node against the server's Simple API; its
+/// standard output. `None` outside CI when `node` or `npm` is missing (after a notice).
+async fn node(srv: &Server, name: &'static str) -> Option<String> {
+    let script = tokio::task::spawn_blocking(move || node_script(name))
+        .await
+        .expect("the installer panicked")?;
+    let url = srv.api();
+    let out =
+        tokio::task::spawn_blocking(move || Command::new("node").arg(&script).arg(&url).output())
+            .await
+            .expect("node's thread panicked")
+            .expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{name} failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(stdout)
+}
+
+/// The pinned npm packages the scripts use, installed once per machine outside the clone.
 const GRAPHQL_HTTP: &str = "graphql-http@1.23.1";
 const GRAPHQL: &str = "graphql@16.15.0";
 
-/// Installs the audit package (once) under `~/.cache/svc-npm/` and copies the audit script
-/// beside it; its path. `None` outside CI when `node` or `npm` is missing (after a notice).
-fn audit_script() -> Option<PathBuf> {
+/// Installs the npm packages (once) under `~/.cache/svc-npm/` and copies the script `name` of
+/// `tests/js/` beside them (ES modules resolve packages from the script's own folder); its
+/// path. `None` outside CI when `node` or `npm` is missing (after a notice).
+fn node_script(name: &str) -> Option<PathBuf> {
     static INSTALL: Mutex<()> = Mutex::new(());
     let _one_at_a_time = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
     let has = |tool: &str| {
@@ -191,21 +223,21 @@ fn audit_script() -> Option<PathBuf> {
     if !has("node") || !has("npm") {
         assert!(
             !std::env::var("CI").is_ok_and(|v| v == "true"),
-            "CI=true, but `node` and `npm` are not both on the PATH (the graphql-http audit needs them)"
+            "CI=true, but `node` and `npm` are not both on the PATH ({name} needs them)"
         );
         eprintln!(
-            "notice: `node` or `npm` is missing; skipping the graphql-http audit (install Node.js to run it)"
+            "notice: `node` or `npm` is missing; skipping {name} (install Node.js to run it)"
         );
         return None;
     }
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_else(std::env::temp_dir);
-    let dir = home
-        .join(".cache/svc-npm")
-        .join(GRAPHQL_HTTP.replace('@', "-"));
+    let dir = home.join(".cache/svc-npm/tests");
+    // The marker holds what was installed: another list of packages installs again.
     let marker = dir.join(".installed");
-    if !marker.exists() {
+    let packages = format!("{GRAPHQL_HTTP} {GRAPHQL}");
+    if std::fs::read_to_string(&marker).ok().as_deref() != Some(packages.as_str()) {
         std::fs::create_dir_all(&dir).expect("create the npm cache folder");
         std::fs::write(dir.join("package.json"), "{\"private\":true}\n")
             .expect("write package.json");
@@ -226,13 +258,15 @@ fn audit_script() -> Option<PathBuf> {
             "npm install {GRAPHQL_HTTP} failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        std::fs::write(&marker, "").expect("write the install marker");
+        std::fs::write(&marker, &packages).expect("write the install marker");
     }
-    let script = dir.join("graphql-http-audit.mjs");
+    let script = dir.join(name);
     std::fs::copy(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("js/graphql-http-audit.mjs"),
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("js")
+            .join(name),
         &script,
     )
-    .expect("copy the audit script");
+    .expect("copy the script");
     Some(script)
 }
