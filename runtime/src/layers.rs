@@ -1,7 +1,8 @@
 //! The rule that keeps the runtime in layers: a module imports only from layers below its own
 //! (ARCHITECTURE.md, "Runtime layers"). The test reads every `crate::…` and `super::…` path in the code
 //! of every file under `src/` and fails, naming the file and line, on one that points to its own
-//! layer's siblings or up.
+//! layer's siblings or up. A second test keeps what only some layers may name in those layers:
+//! the SQL dialect and the database drivers (ARCHITECTURE.md, "Invariants").
 
 use std::path::{Path, PathBuf};
 
@@ -223,16 +224,107 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-#[test]
-fn every_import_points_down() {
+/// Names only some layers may use, each with those layers and the invariant it keeps.
+const CONFINED: &[(&str, &[&str], &str)] = &[
+    (
+        "Backend::",
+        &["storage", "query", "migrate"],
+        "no SQL dialect branch outside `storage/`, `query/` and `migrate/`",
+    ),
+    (
+        "sqlx::",
+        &["storage"],
+        "no database connection outside `storage/`",
+    ),
+    (
+        "rusqlite::",
+        &["storage"],
+        "no database connection outside `storage/`",
+    ),
+    (
+        "tokio_postgres::",
+        &["storage"],
+        "no database connection outside `storage/`",
+    ),
+];
+
+/// The lines of `code` (the file at `module`) that use a name its layer may not, each with the
+/// name and the invariant.
+fn confined_uses(module: &[String], code: &str) -> Vec<(usize, &'static str, &'static str)> {
+    let Some(own) = layer_of(module) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (n, line) in without_comments(code).lines().enumerate() {
+        for (name, layers, why) in CONFINED {
+            if !layers.contains(&own.as_str()) && line.contains(name) {
+                out.push((n + 1, *name, *why));
+            }
+        }
+    }
+    out
+}
+
+/// Every `.rs` file under the runtime's `src/`, sorted, with its path relative to `src/`.
+fn runtime_sources() -> Vec<(PathBuf, PathBuf)> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     sources(&src, &mut files);
     files.sort();
+    files
+        .into_iter()
+        .map(|file| {
+            let relative = file.strip_prefix(&src).unwrap_or(&file).to_path_buf();
+            (file, relative)
+        })
+        .collect()
+}
+
+#[test]
+fn confined_names_stay_in_their_layers() {
+    let mut found = Vec::new();
+    for (file, relative) in runtime_sources() {
+        let code = std::fs::read_to_string(&file).unwrap_or_default();
+        for (line, name, why) in confined_uses(&module_of(&relative), &code) {
+            found.push(format!(
+                "src/{}:{line}: `{name}`: {why}",
+                relative.display()
+            ));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "names outside their layers:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn a_confined_name_outside_its_layers_is_found() {
+    let module = |path: &str| module_of(Path::new(path));
+    let code = "fn f(b: Backend) {\n    if b == Backend::Postgres {}\n    // Backend::Sqlite in a comment\n}\n\
+                use sqlx::PgPool;\n";
+    assert_eq!(
+        confined_uses(&module("engine/write.rs"), code),
+        vec![
+            (
+                2,
+                "Backend::",
+                "no SQL dialect branch outside `storage/`, `query/` and `migrate/`"
+            ),
+            (5, "sqlx::", "no database connection outside `storage/`"),
+        ]
+    );
+    assert_eq!(confined_uses(&module("query/page.rs"), code).len(), 1);
+    assert!(confined_uses(&module("storage/sqlite/writer.rs"), code).is_empty());
+}
+
+#[test]
+fn every_import_points_down() {
+    let files = runtime_sources();
     assert!(files.len() > 50, "the runtime's sources: {files:?}");
     let mut found = Vec::new();
-    for file in &files {
-        let relative = file.strip_prefix(&src).unwrap_or(file);
+    for (file, relative) in &files {
         let module = module_of(relative);
         // The crate root's files: `lib.rs`, the generated code's facade, and this test.
         let root = module.is_empty() || matches!(module[0].as_str(), "codegen" | "layers");
