@@ -37,6 +37,28 @@ pub const NODE_FIELD: &str = "node";
 /// The interface every model type implements.
 pub const NODE_INTERFACE: &str = "Node";
 
+/// `viewer`: the Relay API's root field that holds every query field (reference §3.1).
+pub const VIEWER_FIELD: &str = "viewer";
+
+/// `Viewer`: the type of [`VIEWER_FIELD`].
+pub const VIEWER_TYPE: &str = "Viewer";
+
+/// The id of the viewer, the same for everyone: `node(id: "viewer-fixed")` is the viewer.
+pub const VIEWER_ID: &str = "viewer-fixed";
+
+/// `PageInfo`: the page facts of every Relay connection.
+pub const PAGE_INFO_TYPE: &str = "PageInfo";
+
+/// `{Type}Connection`: a page of a model's nodes in the Relay API.
+pub fn connection_type(ty: &str) -> String {
+    format!("{ty}Connection")
+}
+
+/// `{Type}Edge`: one node of a [`connection_type`] with its cursor.
+pub fn edge_type(ty: &str) -> String {
+    format!("{ty}Edge")
+}
+
 pub fn create_field(ty: &str) -> String {
     format!("create{ty}")
 }
@@ -310,6 +332,8 @@ mod tests {
         assert_eq!(parse_connect_argument("authorId"), Some(("author", false)));
         assert_eq!(parse_connect_argument("author"), None);
         assert_eq!(some_exists_field("Post"), "SomePostExists");
+        assert_eq!(connection_type("Post"), "PostConnection");
+        assert_eq!(edge_type("Post"), "PostEdge");
     }
 
     #[test]

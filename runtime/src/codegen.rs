@@ -16,7 +16,6 @@ pub use sea_orm::DbErr;
 pub use serde_json;
 
 pub use crate::__enum_conversions as enum_conversions;
-pub use crate::api::simple::{relation_field, relation_fields};
 pub use crate::api::{QueryMeta, ReadGuard};
 pub use crate::model::{
     Cells, Column, DateTime, EnumMeta, EnumValue, ExistsCall, FieldMeta, IntoVal, Json, Kind,
@@ -24,3 +23,27 @@ pub use crate::model::{
     PermissionTarget, Record, RelFieldMeta, RelationMeta, ServiceDef, ServiceMeta, Val, VarSource,
     Visitor, get, get_enum, get_opt,
 };
+
+/// The relation fields of `meta`'s object type, in the shape of the API whose schema is being
+/// built (`crate::api::shape`).
+pub fn relation_fields(
+    registry: &mut Registry,
+    meta: &'static ModelMeta,
+) -> Vec<(String, MetaField)> {
+    match crate::api::shape::Shape::building() {
+        crate::api::shape::Shape::Simple => crate::api::simple::relation_fields(registry, meta),
+        crate::api::shape::Shape::Relay => crate::api::relay::relation_fields(registry, meta),
+    }
+}
+
+/// Resolves a relation field of the node `id` of `meta`, in the shape of the API resolving it.
+pub async fn relation_field(
+    ctx: &Context<'_>,
+    meta: &'static ModelMeta,
+    id: &str,
+) -> ServerResult<Option<Value>> {
+    match crate::api::shape::Shape::of(ctx) {
+        crate::api::shape::Shape::Simple => crate::api::simple::relation_field(ctx, meta, id).await,
+        crate::api::shape::Shape::Relay => crate::api::relay::relation_field(ctx, meta, id).await,
+    }
+}

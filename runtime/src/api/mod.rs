@@ -2,12 +2,14 @@
 //! which read arguments, ask the engine, and output what it returns.
 //!
 //! - [`simple`]: the Simple API's roots, relation fields and relation mutation payloads.
+//! - [`relay`]: the Relay API's roots, connections and relation fields (its queries).
 //! - [`permission`]: the permission schema (`Some<Type>Exists`), served to admins.
 //! - [`system`]: the System API (tokens for the CLI and for functions).
 //!
 //! What the APIs share sits beside them: schema registration from the tables ([`registry`]), the
 //! model-dependent input types ([`inputs`]), argument reading ([`args`]), the per-model entry
-//! points ([`resolve`]), and the read-permission guard every model type carries ([`guard`]).
+//! points ([`resolve`]), what the root types share ([`roots`]), the shape the model types take
+//! in each API ([`shape`]), and the read-permission guard every model type carries ([`guard`]).
 //! The APIs in sub-folders import this shared part, the layers below, and never each other.
 
 pub mod args;
@@ -15,7 +17,10 @@ pub mod guard;
 pub mod inputs;
 pub mod permission;
 pub mod registry;
+pub mod relay;
 pub mod resolve;
+pub mod roots;
+pub mod shape;
 pub mod simple;
 pub mod system;
 

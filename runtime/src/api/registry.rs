@@ -97,6 +97,18 @@ fn register_once(
     name
 }
 
+/// Registers an object type with no Rust type of its own; `fields` runs once.
+pub(crate) fn register_object(
+    registry: &mut Registry,
+    name: String,
+    fields: impl FnOnce(&mut Registry) -> IndexMap<String, MetaField>,
+) -> String {
+    let placeholder = object::<FromTables>(name.clone(), IndexMap::new());
+    register_once(registry, name.clone(), placeholder, |registry| {
+        object::<FromTables>(name, fields(registry))
+    })
+}
+
 /// Registers an input object with no Rust type of its own; `fields` runs once.
 pub(crate) fn register_input(
     registry: &mut Registry,

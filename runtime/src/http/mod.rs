@@ -20,6 +20,8 @@ use async_graphql::{EmptyMutation, EmptySubscription, Schema};
 
 use crate::api::Tables;
 use crate::api::permission::PermissionQuery;
+use crate::api::relay;
+use crate::api::shape::Shape;
 use crate::api::simple::{Mutation, Query};
 use crate::api::system::{self, SystemSchema};
 use crate::auth::Auth;
@@ -43,6 +45,8 @@ pub const DIRECT_HEADER: &str = "Svc-Direct";
 /// Everything the HTTP handlers share.
 pub struct Service<S: ServiceDef> {
     pub schema: Schema<Query<S>, Mutation<S>, EmptySubscription>,
+    /// The Relay API (its queries).
+    pub relay: Schema<relay::Query<S>, EmptyMutation, EmptySubscription>,
     /// The permission schema (`Some<Type>Exists`), served at `/permissions` to admins.
     pub permissions: Schema<PermissionQuery<S>, EmptyMutation, EmptySubscription>,
     /// The System API.
@@ -53,6 +57,8 @@ pub struct Service<S: ServiceDef> {
     pub(super) nulls: Nullability,
     /// The same for the permission schema.
     pub(super) permission_nulls: Nullability,
+    /// The same for the Relay API.
+    pub(super) relay_nulls: Nullability,
     /// The compiled plans of the client API's query texts.
     pub(super) plans: Plans,
     pub(super) state: Arc<State>,
@@ -84,10 +90,27 @@ impl<S: ServiceDef> Service<S> {
             EmptySubscription,
         )
         .data(state.clone())
-        .data(tables)
+        .data(tables.clone())
         .limit_depth(MAX_DEPTH)
         .limit_complexity(MAX_COMPLEXITY)
         .finish();
+        // The Relay API's model types have its relation fields: its schema and the field types
+        // of its null propagation are built in its shape.
+        let (relay, relay_nulls) = Shape::Relay.build(|| {
+            let schema = Schema::build(
+                relay::Query::<S>::default(),
+                EmptyMutation,
+                EmptySubscription,
+            )
+            .data(state.clone())
+            .data(tables)
+            .data(relay::Connections::of::<S>())
+            .data(Shape::Relay)
+            .limit_depth(MAX_DEPTH)
+            .limit_complexity(MAX_COMPLEXITY)
+            .finish();
+            (schema, Nullability::of::<relay::Query<S>, EmptyMutation>())
+        });
         let system = system::schema(state.clone(), master_token);
         let nulls = Nullability::of::<Query<S>, Mutation<S>>();
         let permission_nulls = Nullability::of::<PermissionQuery<S>, EmptyMutation>();
@@ -99,6 +122,8 @@ impl<S: ServiceDef> Service<S> {
             alias,
             nulls,
             permission_nulls,
+            relay,
+            relay_nulls,
             plans: Plans::default(),
             state,
         }
@@ -131,6 +156,7 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
         });
         ids
     };
+    use routes::{PERMISSIONS, RELAY, SIMPLE};
     let service = web::Data::new(service);
     let server = HttpServer::new(move || {
         let mut app = App::new()
@@ -140,13 +166,19 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
             app = app
                 .service(
                     web::resource(format!("/simple/v1/{id}"))
-                        .route(web::post().to(routes::own_api::<S, false>))
+                        .route(web::post().to(routes::own_api::<S, SIMPLE>))
                         .route(web::get().to(routes::playground_own))
                         .default_service(web::route().to(routes::fallback)),
                 )
                 .service(
                     web::resource(format!("/simple/v1/{id}/permissions"))
-                        .route(web::post().to(routes::own_api::<S, true>))
+                        .route(web::post().to(routes::own_api::<S, PERMISSIONS>))
+                        .default_service(web::route().to(routes::fallback)),
+                )
+                .service(
+                    web::resource(format!("/relay/v1/{id}"))
+                        .route(web::post().to(routes::own_api::<S, RELAY>))
+                        .route(web::get().to(routes::playground_own))
                         .default_service(web::route().to(routes::fallback)),
                 );
         }
@@ -161,7 +193,7 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
         )
         .route("/status", web::get().to(routes::status))
         .route("/system", web::post().to(routes::system::<S>))
-        .route("/simple/v1/{id}", web::post().to(routes::api::<S, false>))
+        .route("/simple/v1/{id}", web::post().to(routes::api::<S, SIMPLE>))
         .route("/simple/v1/{id}", web::get().to(routes::playground::<S>))
         .route(
             "/simple/v1/{id}/schema.json",
@@ -169,8 +201,10 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
         )
         .route(
             "/simple/v1/{id}/permissions",
-            web::post().to(routes::api::<S, true>),
+            web::post().to(routes::api::<S, PERMISSIONS>),
         )
+        .route("/relay/v1/{id}", web::post().to(routes::api::<S, RELAY>))
+        .route("/relay/v1/{id}", web::get().to(routes::playground::<S>))
         .default_service(web::route().to(routes::fallback))
     })
     .bind(("0.0.0.0", port))?;

@@ -35,25 +35,26 @@ pub(super) async fn fallback(req: HttpRequest) -> HttpResponse {
 pub(super) async fn playground<S: ServiceDef>(
     service: web::Data<Service<S>>,
     path: web::Path<String>,
+    req: HttpRequest,
 ) -> HttpResponse {
     let id = path.into_inner();
     if !service.knows(&id) {
         return project_not_found(&id, &new_request_id());
     }
-    playground_page(&id)
+    playground_page(req.path())
 }
 
 /// [`playground`] at the fixed path of one of the service's own ids.
 pub(super) async fn playground_own(req: HttpRequest) -> HttpResponse {
-    let id = req.path().rsplit('/').next().unwrap_or_default();
-    playground_page(id)
+    playground_page(req.path())
 }
 
-fn playground_page(id: &str) -> HttpResponse {
-    let endpoint = format!("/simple/v1/{id}");
+/// The playground page of the API at `endpoint` (the page's own path: the Simple API's or the
+/// Relay API's).
+fn playground_page(endpoint: &str) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
-        .body(playground_source(GraphQLPlaygroundConfig::new(&endpoint)))
+        .body(playground_source(GraphQLPlaygroundConfig::new(endpoint)))
 }
 
 pub(super) async fn schema_json<S: ServiceDef>(
@@ -230,33 +231,39 @@ fn media_response(
     res.body(body)
 }
 
-/// `POST /simple/v1/<id>`, and with `PERMISSIONS` `POST /simple/v1/<id>/permissions`: the
-/// permission schema, for admins only (reference §5.5).
-pub(super) async fn api<S: ServiceDef, const PERMISSIONS: bool>(
+/// The client APIs, as the `API` parameter of [`api`] and [`own_api`].
+pub(super) const SIMPLE: u8 = 0;
+pub(super) const PERMISSIONS: u8 = 1;
+pub(super) const RELAY: u8 = 2;
+
+/// `POST /simple/v1/<id>` ([`SIMPLE`]); `POST /simple/v1/<id>/permissions` ([`PERMISSIONS`]),
+/// the permission schema, for admins only (reference §5.5); `POST /relay/v1/<id>` ([`RELAY`]).
+pub(super) async fn api<S: ServiceDef, const API: u8>(
     service: web::Data<Service<S>>,
     path: web::Path<String>,
     req: HttpRequest,
     body: web::Bytes,
 ) -> HttpResponse {
-    client_api(&service, &path, &req, &body, PERMISSIONS).await
+    client_api(&service, &path, &req, &body, API).await
 }
 
 /// [`api`] at the fixed paths of the service's own ids.
-pub(super) async fn own_api<S: ServiceDef, const PERMISSIONS: bool>(
+pub(super) async fn own_api<S: ServiceDef, const API: u8>(
     service: web::Data<Service<S>>,
     req: HttpRequest,
     body: web::Bytes,
 ) -> HttpResponse {
-    client_api(&service, &service.service_id, &req, &body, PERMISSIONS).await
+    client_api(&service, &service.service_id, &req, &body, API).await
 }
 
-/// A request of a client API: the service's schema, or its permission schema (admins only).
+/// A request of a client API: the Simple API, its permission schema (admins only), or the
+/// Relay API.
 async fn client_api<S: ServiceDef>(
     service: &Service<S>,
     id: &str,
     req: &HttpRequest,
     body: &[u8],
-    permission_schema: bool,
+    api: u8,
 ) -> HttpResponse {
     let request_id = new_request_id();
     if !service.knows(id) {
@@ -281,26 +288,27 @@ async fn client_api<S: ServiceDef>(
         .auth()
         .resolve(&service.state.db, &counter, authorization(req))
         .await;
-    if permission_schema && !principal.is_admin() {
+    if api == PERMISSIONS && !principal.is_admin() {
         return request_error(3008, "Insufficient permissions for this query", &request_id);
     }
     let cx = Envelope {
         state: &service.state,
-        nulls: if permission_schema {
-            &service.permission_nulls
-        } else {
-            &service.nulls
+        nulls: match api {
+            PERMISSIONS => &service.permission_nulls,
+            RELAY => &service.relay_nulls,
+            _ => &service.nulls,
         },
-        plans: (!permission_schema).then_some(&service.plans),
+        // Compiled plans answer the Simple API's queries.
+        plans: (api == SIMPLE).then_some(&service.plans),
         request_id: &request_id,
         counter: &counter,
         principal: &principal,
         direct: AtomicU32::new(0),
     };
-    let answer = if permission_schema {
-        cx.run(&service.permissions, body).await
-    } else {
-        cx.run(&service.schema, body).await
+    let answer = match api {
+        PERMISSIONS => cx.run(&service.permissions, body).await,
+        RELAY => cx.run(&service.relay, body).await,
+        _ => cx.run(&service.schema, body).await,
     };
     let direct = cx.direct.load(Ordering::Relaxed);
     media_response(

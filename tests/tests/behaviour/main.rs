@@ -1,7 +1,8 @@
 //! Behaviour tests: the `example-model` service runs in-process on a free port and is driven over
 //! HTTP, once on SQLite and once on PostgreSQL for every test. The modules are grouped by the
-//! surface they test: `simple/` (the Simple API), `relations/`, `auth/` (tokens, permissions, the
-//! System API), `migrations/`, and `storage/` (the storage layer's own paths).
+//! surface they test: `simple/` (the Simple API), `relay/` (the Relay API), `relations/`, `auth/`
+//! (tokens, permissions, the System API), `migrations/`, and `storage/` (the storage layer's own
+//! paths).
 //!
 //! Each test body is written once inside [`db_tests!`], which turns `async fn name(srv)` into a
 //! module `name` with two tests, `name::sqlite` and `name::postgres`, each on a fresh database.
@@ -77,5 +78,6 @@ mod support;
 mod auth;
 mod migrations;
 mod relations;
+mod relay;
 mod simple;
 mod storage;

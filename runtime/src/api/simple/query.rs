@@ -9,18 +9,15 @@ use std::collections::HashMap;
 use std::marker::PhantomData;
 
 use async_graphql::indexmap::IndexMap;
-use async_graphql::registry::{MetaField, MetaInputValue, Registry};
+use async_graphql::registry::{MetaField, Registry};
 use async_graphql::resolver_utils::ContainerType;
 use async_graphql::{Context, ID, InputType, OutputType, ServerResult, Value};
 
-use crate::api::args::arg;
-use crate::api::registry::{
-    empty_field, input_value, list_arguments, meta_field, register_value_type, table_object,
-};
+use crate::api::QueryMeta;
+use crate::api::registry::{empty_field, input_value, list_arguments, meta_field, table_object};
 use crate::api::resolve::{Call, resolve_model};
-use crate::api::{QueryMeta, request};
-use crate::engine::read::node_model;
-use crate::model::{ModelMeta, Record, ServiceDef, ServiceMeta, Visitor};
+use crate::api::roots::{node, register_records, unique_arguments, user_model};
+use crate::model::{ModelMeta, ServiceDef};
 
 /// The root query type of the Simple API, with its fields by name.
 pub struct Query<S> {
@@ -41,37 +38,6 @@ impl<S: ServiceDef> Default for Query<S> {
             _service: PhantomData,
         }
     }
-}
-
-/// The model named `User`, which has the `user` query field and whose create comes last.
-pub(crate) fn user_model(meta: &ServiceMeta) -> Option<&'static ModelMeta> {
-    meta.models
-        .iter()
-        .copied()
-        .find(|m| m.name == svc_names::USER_TYPE)
-}
-
-/// Registers the object type of every model of `S` (the types root fields and relation fields
-/// name).
-pub(crate) fn register_records<S: ServiceDef>(registry: &mut Registry) {
-    struct Register<'a>(&'a mut Registry);
-    impl Visitor for Register<'_> {
-        fn record<R: Record + OutputType>(&mut self) {
-            R::create_type_info(self.0);
-        }
-        fn relation<const R: usize>(&mut self) {}
-    }
-    S::visit(&mut Register(registry));
-}
-
-/// The arguments of `<Type>(…)`: every unique field of `meta`.
-fn unique_arguments(registry: &mut Registry, meta: &ModelMeta) -> IndexMap<String, MetaInputValue> {
-    meta.unique_fields()
-        .map(|(_, f)| {
-            let ty = register_value_type(registry, f);
-            (f.name.to_owned(), input_value(f.name.to_owned(), ty))
-        })
-        .collect()
 }
 
 table_object!(impl[S: ServiceDef] Query<S>, name: Cow::Borrowed("Query"), fields: |registry| query_fields::<S>(registry));
@@ -135,22 +101,5 @@ impl<S: ServiceDef> ContainerType for Query<S> {
             return Ok(Some(Value::Boolean(false)));
         }
         Ok(None)
-    }
-}
-
-/// `node(id)`: finds the model that has the id, then reads the typed node.
-async fn node(ctx: &Context<'_>, models: &[&'static ModelMeta]) -> ServerResult<Option<Value>> {
-    let found = async {
-        let req = request(ctx)?;
-        let id = arg::<ID>(ctx, "id")?;
-        let model = node_model(req, &id, models)
-            .await
-            .map_err(|e| async_graphql::Error::from(e).into_server_error(ctx.item.pos))?;
-        Ok((id, model))
-    };
-    match found.await {
-        Ok((id, Some(i))) => resolve_model(ctx, models[i], Call::Node(&id)).await,
-        Ok((_, None)) => Ok(Some(Value::Null)),
-        Err(e) => Err(ctx.set_error_path(e)),
     }
 }

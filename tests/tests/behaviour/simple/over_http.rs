@@ -4,7 +4,7 @@
 //! keeps HTTP 200 with the errors in the body, as the reference's clients expect. A body that
 //! is not JSON is 400 for both, and a declared `Content-Type` that is not JSON is 415. The audit
 //! of npm's `graphql-http`, and graphql-js's validation of the schema its introspection shows,
-//! run against the Simple API when `node` is on the machine.
+//! run against the Simple API and the Relay API when `node` is on the machine.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
-use crate::support::{REQUEST_ID, Server, redact_request_ids};
+use crate::support::{ALIAS, REQUEST_ID, Server, redact_request_ids};
 
 const GRAPHQL_RESPONSE: &str = "application/graphql-response+json";
 
@@ -149,47 +149,69 @@ db_tests! {
     }
 
     /// The audit suite of npm's `graphql-http` finds no error and no warning on the Simple API
-    /// (notices are the specification's optional behaviours). Needs `node` and `npm`: outside
-    /// CI the test says so and passes without them; in CI (`CI=true`) their absence fails it.
+    /// and on the Relay API (notices are the specification's optional behaviours). Needs `node`
+    /// and `npm`: outside CI the test says so and passes without them; in CI (`CI=true`) their
+    /// absence fails it.
     async fn graphql_http_audit(srv) {
-        let Some(stdout) = node(srv, "graphql-http-audit.mjs").await else {
-            return;
-        };
-        let counts = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("counts "))
-            .unwrap_or_else(|| panic!("no counts line: {stdout}"));
-        let counts: Value = serde_json::from_str(counts).expect("the counts are JSON");
-        let findings: Vec<&str> = stdout.lines().filter(|l| l.starts_with("warn ") || l.starts_with("error ")).collect();
-        assert!(findings.is_empty(), "the audit's errors and warnings:\n{}", findings.join("\n"));
-        assert_eq!((counts["warn"].as_u64(), counts["error"].as_u64()), (Some(0), Some(0)), "{stdout}");
-        assert!(counts["ok"].as_u64().unwrap_or(0) >= 40, "{stdout}");
+        for api in ["simple", "relay"] {
+            let Some(stdout) = node(srv, "graphql-http-audit.mjs", api).await else {
+                return;
+            };
+            assert_audit_passed(api, &stdout);
+        }
     }
 
-    /// graphql-js builds a client schema from the Simple API's introspection (as clients and
-    /// code generators do) and finds nothing wrong with it (`validateSchema`).
+    /// graphql-js builds a client schema from the introspection of the Simple API and of the
+    /// Relay API (as clients and code generators do) and finds nothing wrong with either
+    /// (`validateSchema`).
     async fn graphql_js_validates_the_schema(srv) {
-        let Some(stdout) = node(srv, "graphql-js-schema.mjs").await else {
-            return;
-        };
-        let errors: Vec<&str> = stdout.lines().filter(|l| l.starts_with("error ")).collect();
-        assert!(errors.is_empty(), "graphql-js finds the schema invalid:\n{}", errors.join("\n"));
-        let types: usize = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("types "))
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no types line: {stdout}"));
-        assert!(types > 50, "{stdout}");
+        for api in ["simple", "relay"] {
+            let Some(stdout) = node(srv, "graphql-js-schema.mjs", api).await else {
+                return;
+            };
+            let errors: Vec<&str> = stdout.lines().filter(|l| l.starts_with("error ")).collect();
+            assert!(errors.is_empty(), "graphql-js finds the {api} schema invalid:\n{}", errors.join("\n"));
+            let types: usize = stdout
+                .lines()
+                .find_map(|l| l.strip_prefix("types "))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("no types line: {stdout}"));
+            assert!(types > 50, "{api}: {stdout}");
+        }
     }
 }
 
-/// Runs the script `name` of `tests/js/` with node against the server's Simple API; its
+/// Asserts that the audit's output (of the API at `/<api>/v1`) has no error and no warning.
+fn assert_audit_passed(api: &str, stdout: &str) {
+    let counts = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("counts "))
+        .unwrap_or_else(|| panic!("no counts line: {stdout}"));
+    let counts: Value = serde_json::from_str(counts).expect("the counts are JSON");
+    let findings: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("warn ") || l.starts_with("error "))
+        .collect();
+    assert!(
+        findings.is_empty(),
+        "the audit's errors and warnings on /{api}/v1:\n{}",
+        findings.join("\n")
+    );
+    assert_eq!(
+        (counts["warn"].as_u64(), counts["error"].as_u64()),
+        (Some(0), Some(0)),
+        "{api}: {stdout}"
+    );
+    assert!(counts["ok"].as_u64().unwrap_or(0) >= 40, "{api}: {stdout}");
+}
+
+/// Runs the script `name` of `tests/js/` with node against the server's API at `/<api>/v1`; its
 /// standard output. `None` outside CI when `node` or `npm` is missing (after a notice).
-async fn node(srv: &Server, name: &'static str) -> Option<String> {
+async fn node(srv: &Server, name: &'static str, api: &str) -> Option<String> {
     let script = tokio::task::spawn_blocking(move || node_script(name))
         .await
         .expect("the installer panicked")?;
-    let url = srv.api();
+    let url = srv.url(&format!("/{api}/v1/{ALIAS}"));
     let out =
         tokio::task::spawn_blocking(move || Command::new("node").arg(&script).arg(&url).output())
             .await

@@ -1,0 +1,16 @@
+//! The Relay API (reference §3): the same nodes, permissions and engine as the Simple API, in
+//! the schema conventions of the Relay client framework. Its root query type holds `viewer` and
+//! `node(id)` ([`query`]); lists are connections with page facts and a count ([`connection`]);
+//! the model types are the Simple API's, with to-many relation fields as connections
+//! ([`fields`], chosen by [`crate::api::shape`]).
+//!
+//! The Relay API answers queries; its mutations (`input` with `clientMutationId`, reference
+//! §3.2) are not built yet.
+
+mod connection;
+mod fields;
+mod query;
+
+pub use connection::Connections;
+pub use fields::{relation_field, relation_fields};
+pub use query::Query;
