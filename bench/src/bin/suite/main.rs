@@ -9,7 +9,9 @@
 //!
 //! Targets: `svc-sqlite=BASE` and `svc-postgres=BASE` (an example-model server started with
 //! `--service-id bench`; BASE is `http://host:port`), `svc-sqlite-baseline=BASE` and
-//! `svc-postgres-baseline=BASE` (another build of it, to compare two builds in one run), `postgraphile4=URL` and
+//! `svc-postgres-baseline=BASE` (another build of it, to compare two builds in one run),
+//! `svc-relay-sqlite=BASE` and `svc-relay-postgres=BASE` (an svc server's Relay API, queries
+//! 1–4), `postgraphile4=URL` and
 //! `postgraphile5=URL` (their GraphQL endpoint), `sql=CONNINFO` (pgbench runs
 //! `<sql-dir>/q<N>.sql` there). svc servers are read with their `admin` root token, obtained
 //! through the System API with the master token in `SVC_BENCH_MASTER_TOKEN`. `--pid KIND=PID`
@@ -228,6 +230,10 @@ async fn measure(args: &Args, client: &reqwest::Client, data: &Dataset) -> Resul
                 if rounds[t].iter().any(|c| c.failure.is_some()) {
                     continue;
                 }
+                // A query a target cannot ask (the Relay API's create) has no cell.
+                if *kind != Kind::Sql && kind.document(query).is_none() {
+                    continue;
+                }
                 let cell = match (kind, target) {
                     (Kind::Sql, _) => {
                         let script = args.sql_dir.join(format!("q{}.sql", query.number()));
@@ -256,6 +262,9 @@ async fn measure(args: &Args, client: &reqwest::Client, data: &Dataset) -> Resul
             }
         }
         for ((kind, _), cells) in args.targets.iter().zip(rounds) {
+            if cells.is_empty() {
+                continue;
+            }
             let cell = Cell::merge(cells);
             progress(query, *kind, &cell);
             rows.push(Row {
@@ -314,11 +323,22 @@ async fn prepare(
     place: &str,
     expect: &Expect,
 ) -> Result<HttpTarget, String> {
-    let (url, token) = if kind.is_svc() {
+    // The ids are read through the Simple API, also for a Relay API target (the same rows).
+    let (ids_url, token) = if kind.is_svc() {
         let token = root_token(client, place).await?;
         (format!("{place}/simple/v1/{SERVICE}"), Some(token))
     } else {
         (place.to_owned(), None)
+    };
+    let url = if kind.is_relay() {
+        format!("{place}/relay/v1/{SERVICE}")
+    } else {
+        ids_url.clone()
+    };
+    let id_kind = if kind.is_relay() {
+        Kind::SvcSqlite
+    } else {
+        kind
     };
     let mut ids = Ids::default();
     for (model, list, want) in [
@@ -327,8 +347,8 @@ async fn prepare(
     ] {
         const PAGE: usize = 1000;
         loop {
-            let (query, ptr) = kind.id_page(model, list.len(), PAGE);
-            let (data, _) = send(client, &url, token.as_deref(), &query, &json!({}))
+            let (query, ptr) = id_kind.id_page(model, list.len(), PAGE);
+            let (data, _) = send(client, &ids_url, token.as_deref(), &query, &json!({}))
                 .await
                 .map_err(|e| format!("reading the {model} ids failed: {e}"))?;
             let page = data.pointer(&ptr).and_then(Value::as_array).cloned();
@@ -336,7 +356,8 @@ async fn prepare(
             let n = page.len();
             for row in page {
                 list.push(
-                    kind.row_id(&row)
+                    id_kind
+                        .row_id(&row)
                         .ok_or_else(|| format!("a row without id: {row}"))?,
                 );
             }

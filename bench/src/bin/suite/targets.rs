@@ -51,6 +51,10 @@ pub enum Kind {
     /// one run.
     SvcSqliteBaseline,
     SvcPostgresBaseline,
+    /// The same servers as `SvcSqlite` and `SvcPostgres`, asked through their Relay API (the
+    /// reads only: its mutations are not built).
+    SvcRelaySqlite,
+    SvcRelayPostgres,
     PostGraphile4,
     PostGraphile5,
     /// pgbench running hand-written SQL on the peers' conventional schema.
@@ -64,6 +68,8 @@ impl Kind {
             "svc-postgres" => Kind::SvcPostgres,
             "svc-sqlite-baseline" => Kind::SvcSqliteBaseline,
             "svc-postgres-baseline" => Kind::SvcPostgresBaseline,
+            "svc-relay-sqlite" => Kind::SvcRelaySqlite,
+            "svc-relay-postgres" => Kind::SvcRelayPostgres,
             "postgraphile4" => Kind::PostGraphile4,
             "postgraphile5" => Kind::PostGraphile5,
             "sql" => Kind::Sql,
@@ -77,6 +83,8 @@ impl Kind {
             Kind::SvcPostgres => "svc (PostgreSQL)",
             Kind::SvcSqliteBaseline => "svc baseline (SQLite)",
             Kind::SvcPostgresBaseline => "svc baseline (PostgreSQL)",
+            Kind::SvcRelaySqlite => "svc Relay API (SQLite)",
+            Kind::SvcRelayPostgres => "svc Relay API (PostgreSQL)",
             Kind::PostGraphile4 => "PostGraphile 4",
             Kind::PostGraphile5 => "PostGraphile 5",
             Kind::Sql => "raw SQL (pgbench)",
@@ -90,7 +98,14 @@ impl Kind {
                 | Kind::SvcPostgres
                 | Kind::SvcSqliteBaseline
                 | Kind::SvcPostgresBaseline
+                | Kind::SvcRelaySqlite
+                | Kind::SvcRelayPostgres
         )
+    }
+
+    /// Whether the target is an svc server's Relay API.
+    pub fn is_relay(self) -> bool {
+        matches!(self, Kind::SvcRelaySqlite | Kind::SvcRelayPostgres)
     }
 
     /// The GraphQL document of `query`; `None` for the SQL target.
@@ -104,6 +119,19 @@ impl Kind {
         let id = self.id_field();
         Some(match (self, query) {
             (Kind::Sql, _) => return None,
+            (_, Query::List) if self.is_relay() => {
+                "{ viewer { allPosts(first: 100, orderBy: id_ASC) { edges { node { id slug title votes createdAt } } } } }".into()
+            }
+            (_, Query::ById) if self.is_relay() => {
+                "query ($id: ID!) { viewer { Post(id: $id) { id slug title votes createdAt } } }".into()
+            }
+            (_, Query::Nested) if self.is_relay() => {
+                "{ viewer { allUsers(first: 10, orderBy: id_ASC) { edges { node { id name posts(first: 10, orderBy: id_ASC) { edges { node { id title votes } } } } } } } }".into()
+            }
+            (_, Query::Filter) if self.is_relay() => format!(
+                "{{ viewer {{ allPosts(filter: {filter_svc}, first: 50, orderBy: id_ASC) {{ count edges {{ node {{ id title votes }} }} }} }} }}"
+            ),
+            (_, Query::Create) if self.is_relay() => return None,
             (_, Query::List) if self.is_svc() => {
                 "{ allPosts(first: 100, orderBy: id_ASC) { id slug title votes createdAt } }".into()
             }
@@ -188,6 +216,9 @@ impl Kind {
         data: &Json,
         expect: &Expect,
     ) -> Result<(), String> {
+        if self.is_relay() {
+            return relay_check(query, variables, data, expect);
+        }
         let svc = self.is_svc();
         let id = self.id_field();
         fn list<'v, 'a>(v: &'v Json<'a>, ptr: &str) -> Result<&'v [Json<'a>], String> {
@@ -284,6 +315,82 @@ impl Kind {
         }
         Ok(())
     }
+}
+
+/// [`Kind::check`] for the Relay API's answers: lists are connections (`edges { node }`).
+fn relay_check(
+    query: Query,
+    variables: &Value,
+    data: &Json,
+    expect: &Expect,
+) -> Result<(), String> {
+    fn nodes<'v, 'a>(v: &'v Json<'a>, ptr: &str) -> Result<Vec<&'v Json<'a>>, String> {
+        v.pointer(ptr)
+            .and_then(Json::as_array)
+            .ok_or_else(|| format!("no connection at {ptr}"))?
+            .iter()
+            .map(|e| {
+                e.get("node")
+                    .ok_or_else(|| format!("an edge without node: {e}"))
+            })
+            .collect()
+    }
+    match query {
+        Query::List => {
+            let posts = nodes(data, "/viewer/allPosts/edges")?;
+            let want = expect.posts.min(100);
+            if posts.len() != want {
+                return Err(format!("{} posts instead of {want}", posts.len()));
+            }
+            for p in posts {
+                for f in ["id", "slug", "title", "votes", "createdAt"] {
+                    if p.get(f).is_none_or(Json::is_null) {
+                        return Err(format!("a post without `{f}`: {p}"));
+                    }
+                }
+            }
+        }
+        Query::ById => {
+            let got = data.pointer("/viewer/Post").and_then(|p| p.get("id"));
+            let want = variables.get("id");
+            if !got.zip(want).is_some_and(|(g, w)| g.same_scalar(w)) {
+                return Err(format!("asked for post {}, got {data}", variables["id"]));
+            }
+        }
+        Query::Nested => {
+            let users = nodes(data, "/viewer/allUsers/edges")?;
+            if users.len() != expect.users.min(10) {
+                return Err(format!("{} users instead of 10", users.len()));
+            }
+            for u in users {
+                let n = nodes(u, "/posts/edges")?.len();
+                if n != POSTS_PER_USER.min(10) {
+                    return Err(format!("a user with {n} posts instead of 10"));
+                }
+            }
+        }
+        Query::Filter => {
+            let count = data
+                .pointer("/viewer/allPosts/count")
+                .and_then(Json::as_u64);
+            if count != Some(expect.filtered as u64) {
+                return Err(format!("count {count:?} instead of {}", expect.filtered));
+            }
+            let posts = nodes(data, "/viewer/allPosts/edges")?;
+            if posts.len() != expect.filtered.min(50) {
+                return Err(format!("{} posts instead of 50", posts.len()));
+            }
+            for p in posts {
+                let votes = p.get("votes").and_then(Json::as_i64).unwrap_or(i64::MIN);
+                let title = p.get("title").and_then(Json::as_str).unwrap_or("");
+                if votes <= FILTER_VOTES_GT || !title.contains(FILTER_TITLE_CONTAINS) {
+                    return Err(format!("a post outside the filter: {p}"));
+                }
+            }
+        }
+        Query::Create => return Err("the Relay API has no mutations yet".into()),
+    }
+    Ok(())
 }
 
 /// What the loaded data set must give.
