@@ -197,7 +197,7 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
         .route("/simple/v1/{id}", web::get().to(routes::playground::<S>))
         .route(
             "/simple/v1/{id}/schema.json",
-            web::get().to(routes::schema_json::<S>),
+            web::get().to(routes::schema_json::<S, SIMPLE>),
         )
         .route(
             "/simple/v1/{id}/permissions",
@@ -205,6 +205,10 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
         )
         .route("/relay/v1/{id}", web::post().to(routes::api::<S, RELAY>))
         .route("/relay/v1/{id}", web::get().to(routes::playground::<S>))
+        .route(
+            "/relay/v1/{id}/schema.json",
+            web::get().to(routes::schema_json::<S, RELAY>),
+        )
         .default_service(web::route().to(routes::fallback))
     })
     .bind(("0.0.0.0", port))?;

@@ -57,7 +57,9 @@ fn playground_page(endpoint: &str) -> HttpResponse {
         .body(playground_source(GraphQLPlaygroundConfig::new(endpoint)))
 }
 
-pub(super) async fn schema_json<S: ServiceDef>(
+/// `GET /simple/v1/<id>/schema.json` ([`SIMPLE`]) and `GET /relay/v1/<id>/schema.json`
+/// ([`RELAY`]): the API's introspection result.
+pub(super) async fn schema_json<S: ServiceDef, const API: u8>(
     service: web::Data<Service<S>>,
     path: web::Path<String>,
 ) -> HttpResponse {
@@ -66,10 +68,11 @@ pub(super) async fn schema_json<S: ServiceDef>(
     if !service.knows(&id) {
         return project_not_found(&id, &request_id);
     }
-    let res = service
-        .schema
-        .execute(Request::new(INTROSPECTION_QUERY))
-        .await;
+    let introspection = Request::new(INTROSPECTION_QUERY);
+    let res = match API {
+        RELAY => service.relay.execute(introspection).await,
+        _ => service.schema.execute(introspection).await,
+    };
     HttpResponse::Ok().json(serde_json::json!({ "data": res.data }))
 }
 

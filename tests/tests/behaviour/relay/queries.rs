@@ -232,4 +232,20 @@ db_tests! {
         assert_eq!(res["errors"][0]["code"], json!(3008), "{res:#}");
         assert_eq!(res["errors"][0]["requestId"], json!(REQUEST_ID), "{res:#}");
     }
+
+    /// `GET /relay/v1/{id}/schema.json` serves the Relay API's introspection result; the
+    /// playground page on GET posts to the Relay API.
+    async fn schema_json_and_playground(srv) {
+        let res = srv.client().get(format!("{}/schema.json", relay(srv))).send().await.expect("request");
+        let body = body_json(res).await;
+        let types = body["data"]["__schema"]["types"].as_array().expect("types");
+        let kind = |name: &str| types.iter().find(|t| t["name"] == name).map(|t| t["kind"].clone());
+        assert_eq!(kind("Viewer"), Some(json!("OBJECT")));
+        assert_eq!(kind("PostConnection"), Some(json!("OBJECT")));
+        assert_eq!(kind("_QueryMeta"), None, "no `_…Meta` types in the Relay API");
+        let page = srv.client().get(relay(srv)).send().await.expect("request");
+        assert_eq!(page.status().as_u16(), 200);
+        let html = page.text().await.expect("the page");
+        assert!(html.contains(&format!("/relay/v1/{ALIAS}")), "the page posts to the Relay API");
+    }
 }
