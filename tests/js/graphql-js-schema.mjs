@@ -1,12 +1,14 @@
 // Builds a client schema with graphql-js from a service's introspection and validates it, as
 // GraphQL clients and code generators do. Prints one line per validation error, then
-// `types N` (the number of types of the built schema). Called by the behaviour test
-// `simple::over_http`, which installs graphql-js and copies this script beside it.
+// `types N` (the number of types of the built schema). With OUT, also writes the schema there
+// as SDL (for relay-compiler). Called by the behaviour tests, which install graphql-js and copy
+// this script beside it.
 //
-//   node graphql-js-schema.mjs URL
-import { buildClientSchema, getIntrospectionQuery, validateSchema } from 'graphql';
+//   node graphql-js-schema.mjs URL [OUT]
+import { writeFileSync } from 'node:fs';
+import { buildClientSchema, getIntrospectionQuery, printSchema, validateSchema } from 'graphql';
 
-const url = process.argv[2];
+const [url, out] = process.argv.slice(2);
 const res = await fetch(url, {
   method: 'POST',
   headers: { 'content-type': 'application/json' },
@@ -22,5 +24,8 @@ if (!body.data) {
 const schema = buildClientSchema(body.data);
 for (const error of validateSchema(schema)) {
   console.log(`error ${error.message}`);
+}
+if (out) {
+  writeFileSync(out, printSchema(schema));
 }
 console.log(`types ${Object.keys(schema.getTypeMap()).length}`);

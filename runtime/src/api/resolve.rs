@@ -351,6 +351,15 @@ async fn related_field<R: Record + OutputType>(
 /// Whether the selection of the current field (nodes of `R`) reads a field only a permission
 /// query can grant the requester: the read queries are then evaluated with the nodes.
 fn needs_flags<R: Record>(ctx: &Context<'_>, req: &Request) -> bool {
+    reads_flagged::<R>(req, ctx.field().selection_set().map(|f| f.name()))
+}
+
+/// Whether `fields` (fields of nodes of `R` a selection reads) hold one only a permission query
+/// can grant the requester.
+pub(crate) fn reads_flagged<'a, R: Record>(
+    req: &Request,
+    mut fields: impl Iterator<Item = &'a str>,
+) -> bool {
     let principal = req.principal();
     if principal.is_admin() {
         return false;
@@ -358,9 +367,7 @@ fn needs_flags<R: Record>(ctx: &Context<'_>, req: &Request) -> bool {
     let Some(rules) = req.state().reads.of(R::META, principal) else {
         return false;
     };
-    ctx.field()
-        .selection_set()
-        .any(|f| rules.needs_flags(f.name()))
+    fields.any(|f| rules.needs_flags(f))
 }
 
 /// An engine error as the field's error.

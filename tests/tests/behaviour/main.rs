@@ -73,6 +73,7 @@ macro_rules! db_cases {
     )*};
 }
 
+mod node;
 mod support;
 
 mod auth;

@@ -280,23 +280,7 @@ impl Kind {
                     "/allPosts/totalCount"
                 };
                 let count = data.pointer(count_ptr).and_then(Json::as_u64);
-                if count != Some(expect.filtered as u64) {
-                    return Err(format!(
-                        "count {count:?} instead of {} (different data or filter semantics)",
-                        expect.filtered
-                    ));
-                }
-                let posts = list(data, posts_ptr)?;
-                if posts.len() != expect.filtered.min(50) {
-                    return Err(format!("{} posts instead of 50", posts.len()));
-                }
-                for p in posts {
-                    let votes = p.get("votes").and_then(Json::as_i64).unwrap_or(i64::MIN);
-                    let title = p.get("title").and_then(Json::as_str).unwrap_or("");
-                    if votes <= FILTER_VOTES_GT || !title.contains(FILTER_TITLE_CONTAINS) {
-                        return Err(format!("a post outside the filter: {p}"));
-                    }
-                }
+                check_filtered(count, list(data, posts_ptr)?.iter().collect(), expect)?;
             }
             Query::Create => {
                 let ptr = if svc {
@@ -315,6 +299,28 @@ impl Kind {
         }
         Ok(())
     }
+}
+
+/// Query 4's answer: the count of the filter's posts, and a page of 50 of them, each inside the
+/// filter.
+fn check_filtered(count: Option<u64>, posts: Vec<&Json>, expect: &Expect) -> Result<(), String> {
+    if count != Some(expect.filtered as u64) {
+        return Err(format!(
+            "count {count:?} instead of {} (different data or filter semantics)",
+            expect.filtered
+        ));
+    }
+    if posts.len() != expect.filtered.min(50) {
+        return Err(format!("{} posts instead of 50", posts.len()));
+    }
+    for p in posts {
+        let votes = p.get("votes").and_then(Json::as_i64).unwrap_or(i64::MIN);
+        let title = p.get("title").and_then(Json::as_str).unwrap_or("");
+        if votes <= FILTER_VOTES_GT || !title.contains(FILTER_TITLE_CONTAINS) {
+            return Err(format!("a post outside the filter: {p}"));
+        }
+    }
+    Ok(())
 }
 
 /// [`Kind::check`] for the Relay API's answers: lists are connections (`edges { node }`).
@@ -373,20 +379,7 @@ fn relay_check(
             let count = data
                 .pointer("/viewer/allPosts/count")
                 .and_then(Json::as_u64);
-            if count != Some(expect.filtered as u64) {
-                return Err(format!("count {count:?} instead of {}", expect.filtered));
-            }
-            let posts = nodes(data, "/viewer/allPosts/edges")?;
-            if posts.len() != expect.filtered.min(50) {
-                return Err(format!("{} posts instead of 50", posts.len()));
-            }
-            for p in posts {
-                let votes = p.get("votes").and_then(Json::as_i64).unwrap_or(i64::MIN);
-                let title = p.get("title").and_then(Json::as_str).unwrap_or("");
-                if votes <= FILTER_VOTES_GT || !title.contains(FILTER_TITLE_CONTAINS) {
-                    return Err(format!("a post outside the filter: {p}"));
-                }
-            }
+            check_filtered(count, nodes(data, "/viewer/allPosts/edges")?, expect)?;
         }
         Query::Create => return Err("the Relay API has no mutations yet".into()),
     }

@@ -22,7 +22,7 @@ use async_graphql::{
 use crate::api::args::list_args;
 use crate::api::registry::{meta_field, register_object};
 use crate::api::request;
-use crate::api::resolve::{Resolved, output};
+use crate::api::resolve::{Resolved, output, reads_flagged};
 use crate::engine::related::{self, Related};
 use crate::engine::{Request, read};
 use crate::model::{ApiError, ModelMeta, Record, ServiceDef, Visitor};
@@ -210,22 +210,14 @@ async fn read_connection<R: Record>(
 /// Whether the nodes' selection (`edges { node { … } }`) reads a field only a permission query
 /// can grant the requester: the read queries are then evaluated with the nodes.
 fn needs_flags<R: Record>(ctx: &Context<'_>, req: &Request) -> bool {
-    let principal = req.principal();
-    if principal.is_admin() {
-        return false;
+    let field = ctx.field();
+    let mut fields = Vec::new();
+    for edges in field.selection_set().filter(|f| f.name() == "edges") {
+        for node in edges.selection_set().filter(|f| f.name() == "node") {
+            fields.extend(node.selection_set().map(|f| f.name()));
+        }
     }
-    let Some(rules) = req.state().reads.of(R::META, principal) else {
-        return false;
-    };
-    ctx.field()
-        .selection_set()
-        .filter(|f| f.name() == "edges")
-        .any(|edges| {
-            edges
-                .selection_set()
-                .filter(|f| f.name() == "node")
-                .any(|node| node.selection_set().any(|f| rules.needs_flags(f.name())))
-        })
+    reads_flagged::<R>(req, fields.into_iter())
 }
 
 impl<R: Record + OutputType> OutputType for Connection<R> {

@@ -1,5 +1,7 @@
 //! The Relay API (reference §3): `viewer` and `node(id)`, connections with their page facts and
 //! count, relation connections, read permissions on Relay paths, and the statements a nested
-//! connection read costs. Its mutations are not built yet.
+//! connection read costs, and a Relay app's documents compiled by relay-compiler. Its mutations
+//! are not built yet.
 
+mod compiler;
 mod queries;

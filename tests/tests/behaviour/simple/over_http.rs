@@ -6,12 +6,9 @@
 //! of npm's `graphql-http`, and graphql-js's validation of the schema its introspection shows,
 //! run against the Simple API and the Relay API when `node` is on the machine.
 
-use std::path::PathBuf;
-use std::process::Command;
-use std::sync::Mutex;
-
 use serde_json::{Value, json};
 
+use crate::node::run_script;
 use crate::support::{ALIAS, REQUEST_ID, Server, redact_request_ids};
 
 const GRAPHQL_RESPONSE: &str = "application/graphql-response+json";
@@ -154,7 +151,8 @@ db_tests! {
     /// absence fails it.
     async fn graphql_http_audit(srv) {
         for api in ["simple", "relay"] {
-            let Some(stdout) = node(srv, "graphql-http-audit.mjs", api).await else {
+            let url = srv.url(&format!("/{api}/v1/{ALIAS}"));
+            let Some(stdout) = run_script("graphql-http-audit.mjs", &[&url], &[]).await else {
                 return;
             };
             assert_audit_passed(api, &stdout);
@@ -166,7 +164,8 @@ db_tests! {
     /// (`validateSchema`).
     async fn graphql_js_validates_the_schema(srv) {
         for api in ["simple", "relay"] {
-            let Some(stdout) = node(srv, "graphql-js-schema.mjs", api).await else {
+            let url = srv.url(&format!("/{api}/v1/{ALIAS}"));
+            let Some(stdout) = run_script("graphql-js-schema.mjs", &[&url], &[]).await else {
                 return;
             };
             let errors: Vec<&str> = stdout.lines().filter(|l| l.starts_with("error ")).collect();
@@ -203,92 +202,4 @@ fn assert_audit_passed(api: &str, stdout: &str) {
         "{api}: {stdout}"
     );
     assert!(counts["ok"].as_u64().unwrap_or(0) >= 40, "{api}: {stdout}");
-}
-
-/// Runs the script `name` of `tests/js/` with node against the server's API at `/<api>/v1`; its
-/// standard output. `None` outside CI when `node` or `npm` is missing (after a notice).
-async fn node(srv: &Server, name: &'static str, api: &str) -> Option<String> {
-    let script = tokio::task::spawn_blocking(move || node_script(name))
-        .await
-        .expect("the installer panicked")?;
-    let url = srv.url(&format!("/{api}/v1/{ALIAS}"));
-    let out =
-        tokio::task::spawn_blocking(move || Command::new("node").arg(&script).arg(&url).output())
-            .await
-            .expect("node's thread panicked")
-            .expect("node runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{name} failed: {stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(stdout)
-}
-
-/// The pinned npm packages the scripts use, installed once per machine outside the clone.
-const GRAPHQL_HTTP: &str = "graphql-http@1.23.1";
-const GRAPHQL: &str = "graphql@16.15.0";
-
-/// Installs the npm packages (once) under `~/.cache/svc-npm/` and copies the script `name` of
-/// `tests/js/` beside them (ES modules resolve packages from the script's own folder); its
-/// path. `None` outside CI when `node` or `npm` is missing (after a notice).
-fn node_script(name: &str) -> Option<PathBuf> {
-    static INSTALL: Mutex<()> = Mutex::new(());
-    let _one_at_a_time = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
-    let has = |tool: &str| {
-        Command::new(tool)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if !has("node") || !has("npm") {
-        assert!(
-            !std::env::var("CI").is_ok_and(|v| v == "true"),
-            "CI=true, but `node` and `npm` are not both on the PATH ({name} needs them)"
-        );
-        eprintln!(
-            "notice: `node` or `npm` is missing; skipping {name} (install Node.js to run it)"
-        );
-        return None;
-    }
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir);
-    let dir = home.join(".cache/svc-npm/tests");
-    // The marker holds what was installed: another list of packages installs again.
-    let marker = dir.join(".installed");
-    let packages = format!("{GRAPHQL_HTTP} {GRAPHQL}");
-    if std::fs::read_to_string(&marker).ok().as_deref() != Some(packages.as_str()) {
-        std::fs::create_dir_all(&dir).expect("create the npm cache folder");
-        std::fs::write(dir.join("package.json"), "{\"private\":true}\n")
-            .expect("write package.json");
-        let out = Command::new("npm")
-            .args([
-                "install",
-                "--no-audit",
-                "--no-fund",
-                "--silent",
-                GRAPHQL_HTTP,
-                GRAPHQL,
-            ])
-            .current_dir(&dir)
-            .output()
-            .expect("npm runs");
-        assert!(
-            out.status.success(),
-            "npm install {GRAPHQL_HTTP} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::fs::write(&marker, &packages).expect("write the install marker");
-    }
-    let script = dir.join(name);
-    std::fs::copy(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("js")
-            .join(name),
-        &script,
-    )
-    .expect("copy the script");
-    Some(script)
 }
