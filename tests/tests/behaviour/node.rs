@@ -1,6 +1,6 @@
 //! Our node scripts (`tests/js/`) and the npm packages they use (graphql-http's audit,
-//! graphql-js, relay-compiler): installed once per machine under `~/.cache/svc-npm/tests`, the
-//! scripts copied beside them, run with node.
+//! graphql-js, relay-compiler, Apollo Client): installed once per machine under
+//! `~/.cache/svc-npm/tests`, the scripts copied beside them, run with node.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -35,6 +35,8 @@ pub async fn run_script(name: &'static str, args: &[&str], env: &[(&str, &str)])
 const GRAPHQL_HTTP: &str = "graphql-http@1.23.1";
 const GRAPHQL: &str = "graphql@16.15.0";
 const RELAY_COMPILER: &str = "relay-compiler@21.0.1";
+const APOLLO_CLIENT: &str = "@apollo/client@4.3.8";
+const RXJS: &str = "rxjs@7.8.2";
 
 /// Installs the npm packages (once) under `~/.cache/svc-npm/` and copies the script `name` of
 /// `tests/js/` beside them (ES modules resolve packages from the script's own folder); its
@@ -64,7 +66,7 @@ fn node_script(name: &str) -> Option<PathBuf> {
     let dir = home.join(".cache/svc-npm/tests");
     // The marker holds what was installed: another list of packages installs again.
     let marker = dir.join(".installed");
-    let packages = format!("{GRAPHQL_HTTP} {GRAPHQL} {RELAY_COMPILER}");
+    let packages = format!("{GRAPHQL_HTTP} {GRAPHQL} {RELAY_COMPILER} {APOLLO_CLIENT} {RXJS}");
     if std::fs::read_to_string(&marker).ok().as_deref() != Some(packages.as_str()) {
         std::fs::create_dir_all(&dir).expect("create the npm cache folder");
         std::fs::write(dir.join("package.json"), "{\"private\":true}\n")
@@ -78,6 +80,8 @@ fn node_script(name: &str) -> Option<PathBuf> {
                 GRAPHQL_HTTP,
                 GRAPHQL,
                 RELAY_COMPILER,
+                APOLLO_CLIENT,
+                RXJS,
             ])
             .current_dir(&dir)
             .output()
