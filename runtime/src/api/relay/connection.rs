@@ -220,25 +220,35 @@ fn needs_flags<R: Record>(ctx: &Context<'_>, req: &Request) -> bool {
     reads_flagged::<R>(req, fields.into_iter())
 }
 
-impl<R: Record + OutputType> OutputType for Connection<R> {
-    fn type_name() -> Cow<'static, str> {
-        Cow::Owned(svc_names::connection_type(R::META.name))
-    }
+/// The output type of a connection or an edge of nodes of `R`: named by `$name`, registered
+/// from the data tables with the connection ([`register_connection`]), resolved field by field.
+macro_rules! node_container {
+    ($ty:ident, $name:path) => {
+        impl<R: Record + OutputType> OutputType for $ty<R> {
+            fn type_name() -> Cow<'static, str> {
+                Cow::Owned($name(R::META.name))
+            }
 
-    fn create_type_info(registry: &mut Registry) -> String {
-        register_connection(registry, R::META)
-    }
+            fn create_type_info(registry: &mut Registry) -> String {
+                register_connection(registry, R::META);
+                $name(R::META.name)
+            }
 
-    async fn resolve(
-        &self,
-        ctx: &ContextSelectionSet<'_>,
-        _field: &Positioned<async_graphql::parser::types::Field>,
-    ) -> ServerResult<Value> {
-        async_graphql::resolver_utils::resolve_container(ctx, self).await
-    }
+            async fn resolve(
+                &self,
+                ctx: &ContextSelectionSet<'_>,
+                _field: &Positioned<async_graphql::parser::types::Field>,
+            ) -> ServerResult<Value> {
+                async_graphql::resolver_utils::resolve_container(ctx, self).await
+            }
+        }
+
+        impl<R: Record + OutputType> async_graphql::ObjectType for $ty<R> {}
+    };
 }
 
-impl<R: Record + OutputType> async_graphql::ObjectType for Connection<R> {}
+node_container!(Connection, svc_names::connection_type);
+node_container!(Edge, svc_names::edge_type);
 
 impl<R: Record + OutputType> ContainerType for Connection<R> {
     async fn resolve_field(&self, ctx: &Context<'_>) -> ServerResult<Option<Value>> {
@@ -271,27 +281,6 @@ impl<R: Record + OutputType> ContainerType for Connection<R> {
         }
     }
 }
-
-impl<R: Record + OutputType> OutputType for Edge<R> {
-    fn type_name() -> Cow<'static, str> {
-        Cow::Owned(svc_names::edge_type(R::META.name))
-    }
-
-    fn create_type_info(registry: &mut Registry) -> String {
-        register_connection(registry, R::META);
-        svc_names::edge_type(R::META.name)
-    }
-
-    async fn resolve(
-        &self,
-        ctx: &ContextSelectionSet<'_>,
-        _field: &Positioned<async_graphql::parser::types::Field>,
-    ) -> ServerResult<Value> {
-        async_graphql::resolver_utils::resolve_container(ctx, self).await
-    }
-}
-
-impl<R: Record + OutputType> async_graphql::ObjectType for Edge<R> {}
 
 impl<R: Record + OutputType> ContainerType for Edge<R> {
     async fn resolve_field(&self, ctx: &Context<'_>) -> ServerResult<Option<Value>> {
