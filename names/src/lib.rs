@@ -12,6 +12,7 @@
 mod plural;
 
 pub use plural::plural;
+use plural::upper_first;
 
 /// `all{Plural}`: the list query of a model.
 pub fn all_field(ty: &str) -> String {
@@ -48,6 +49,37 @@ pub const VIEWER_ID: &str = "viewer-fixed";
 
 /// `PageInfo`: the page facts of every Relay connection.
 pub const PAGE_INFO_TYPE: &str = "PageInfo";
+
+/// `{Mutation}Input` of a Relay API mutation field (`createPost` → `CreatePostInput`): its one
+/// argument `input` (reference §3.2).
+pub fn relay_input_type(mutation: &str) -> String {
+    format!("{}Input", upper_first(mutation))
+}
+
+/// `{Mutation}Payload` of a Relay API mutation field (`createPost` → `CreatePostPayload`).
+pub fn relay_payload_type(mutation: &str) -> String {
+    format!("{}Payload", upper_first(mutation))
+}
+
+/// The field of a Relay API mutation payload that holds the node: the model's name with its
+/// first letter lower-cased (`Post` → `post`).
+pub fn payload_node_field(ty: &str) -> String {
+    let mut chars = ty.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// The field of a Relay API mutation payload that holds the node's to-one relation `field`:
+/// the field's name, or `{field}_` when that is the payload's node field (reference §3.2).
+pub fn payload_relation_field(field: &str, ty: &str) -> String {
+    if field == payload_node_field(ty) {
+        format!("{field}_")
+    } else {
+        field.to_owned()
+    }
+}
 
 /// `{Type}Connection`: a page of a model's nodes in the Relay API.
 pub fn connection_type(ty: &str) -> String {
@@ -334,6 +366,14 @@ mod tests {
         assert_eq!(some_exists_field("Post"), "SomePostExists");
         assert_eq!(connection_type("Post"), "PostConnection");
         assert_eq!(edge_type("Post"), "PostEdge");
+        assert_eq!(
+            relay_input_type("updateOrCreatePost"),
+            "UpdateOrCreatePostInput"
+        );
+        assert_eq!(relay_payload_type("deletePost"), "DeletePostPayload");
+        assert_eq!(payload_node_field("Post"), "post");
+        assert_eq!(payload_relation_field("author", "Post"), "author");
+        assert_eq!(payload_relation_field("user", "User"), "user_");
     }
 
     #[test]

@@ -8,7 +8,7 @@ pub fn plural(ty: &str) -> String {
     upper_first(&inflect(ty))
 }
 
-fn upper_first(s: &str) -> String {
+pub(crate) fn upper_first(s: &str) -> String {
     let mut chars = s.chars();
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect(),

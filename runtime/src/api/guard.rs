@@ -33,7 +33,7 @@ impl<R: Record> Guard for ReadGuard<'_, R> {
             return Err(denied());
         };
         let field = ctx.item.node.name.node.as_str();
-        if rules.passes(field) || whitelisted(ctx, field) {
+        if rules.passes(field) || whitelisted(ctx, field, self.0.id()) {
             return Ok(());
         }
         if !rules.checkable(field) {
@@ -53,44 +53,77 @@ fn denied() -> async_graphql::Error {
 }
 
 /// The payload whitelists of a request's mutations (reference §5.3, `MutationQueryWhitelist`):
-/// per root response key, the fields its payload node may show whatever the read permissions.
+/// per root response key, the fields its payload node may show whatever the read permissions,
+/// and for the Relay API's payloads the node's id.
 #[derive(Debug, Default)]
-pub struct Whitelist(Mutex<Vec<(String, Vec<&'static str>)>>);
+pub struct Whitelist(Mutex<Vec<Allowed>>);
+
+/// The whitelist of one mutation.
+#[derive(Debug)]
+struct Allowed {
+    /// The mutation's root response key.
+    key: String,
+    fields: Vec<&'static str>,
+    /// The node written, when the payload holds it deeper than `[key, field]` (the Relay API's
+    /// `post` and `edge { node }`): its fields are allowed wherever the payload shows it.
+    node: Option<String>,
+}
 
 impl Whitelist {
-    fn lock(&self) -> MutexGuard<'_, Vec<(String, Vec<&'static str>)>> {
+    fn lock(&self) -> MutexGuard<'_, Vec<Allowed>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-/// Whether `field` is in the payload whitelist of the mutation whose top-level node holds it.
-fn whitelisted(ctx: &Context<'_>, field: &str) -> bool {
-    // The payload node's fields sit at `[<root response key>, <field>]`.
+/// Whether `field` of the node `id` is in the payload whitelist of the mutation whose response
+/// holds it.
+fn whitelisted(ctx: &Context<'_>, field: &str, id: &str) -> bool {
     let Some(node) = ctx.path_node else {
         return false;
     };
-    let Some(parent) = node.parent else {
-        return false;
-    };
-    let (QueryPathSegment::Name(root), None) = (parent.segment, parent.parent) else {
+    // The root response key, and whether the field sits at `[<root>, <field>]`.
+    let mut root = &node;
+    let mut depth = 1;
+    while let Some(parent) = root.parent {
+        root = parent;
+        depth += 1;
+    }
+    let QueryPathSegment::Name(key) = root.segment else {
         return false;
     };
     ctx.data_opt::<Whitelist>().is_some_and(|list| {
-        list.lock()
-            .iter()
-            .any(|(key, fields)| key == root && fields.contains(&field))
+        list.lock().iter().any(|a| {
+            let at = match &a.node {
+                Some(node) => node == id,
+                None => depth == 2,
+            };
+            a.key == key && at && a.fields.contains(&field)
+        })
     })
 }
 
 /// Records the payload whitelist of the mutation resolving now: the fields given as arguments,
-/// plus `id`.
+/// plus `id`. The Simple API's payload is the node itself (`[<root>, <field>]`).
 pub(crate) fn allow_payload(ctx: &Context<'_>, fields: Vec<&'static str>) {
+    allow(ctx, fields, None);
+}
+
+/// [`allow_payload`] for a payload that holds the written node `id` deeper (the Relay API's).
+pub(crate) fn allow_payload_node(ctx: &Context<'_>, fields: Vec<&'static str>, id: &str) {
+    allow(ctx, fields, Some(id.to_owned()));
+}
+
+fn allow(ctx: &Context<'_>, fields: Vec<&'static str>, node: Option<String>) {
     let Some(QueryPathSegment::Name(key)) = ctx.path_node.map(|n| n.segment) else {
         return;
     };
     if let Some(list) = ctx.data_opt::<Whitelist>() {
         let mut list = list.lock();
-        list.retain(|(k, _)| k != key);
-        list.push((key.to_owned(), fields));
+        list.retain(|a| a.key != key);
+        list.push(Allowed {
+            key: key.to_owned(),
+            fields,
+            node,
+        });
     }
 }

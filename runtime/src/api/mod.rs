@@ -8,7 +8,8 @@
 //!
 //! What the APIs share sits beside them: schema registration from the tables ([`registry`]), the
 //! model-dependent input types ([`inputs`]), argument reading ([`args`]), the per-model entry
-//! points ([`resolve`]), what the root types share ([`roots`]), the shape the model types take
+//! points ([`resolve`]), the write arguments of mutations ([`writes`]), what the root types
+//! share ([`roots`]), the shape the model types take
 //! in each API ([`shape`]), and the read-permission guard every model type carries ([`guard`]).
 //! The APIs in sub-folders import this shared part, the layers below, and never each other.
 
@@ -23,6 +24,7 @@ pub mod roots;
 pub mod shape;
 pub mod simple;
 pub mod system;
+pub mod writes;
 
 use std::sync::Arc;
 

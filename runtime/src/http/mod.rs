@@ -45,8 +45,8 @@ pub const DIRECT_HEADER: &str = "Svc-Direct";
 /// Everything the HTTP handlers share.
 pub struct Service<S: ServiceDef> {
     pub schema: Schema<Query<S>, Mutation<S>, EmptySubscription>,
-    /// The Relay API (its queries).
-    pub relay: Schema<relay::Query<S>, EmptyMutation, EmptySubscription>,
+    /// The Relay API.
+    pub relay: Schema<relay::Query<S>, relay::Mutation<S>, EmptySubscription>,
     /// The permission schema (`Some<Type>Exists`), served at `/permissions` to admins.
     pub permissions: Schema<PermissionQuery<S>, EmptyMutation, EmptySubscription>,
     /// The System API.
@@ -99,17 +99,21 @@ impl<S: ServiceDef> Service<S> {
         let (relay, relay_nulls) = Shape::Relay.build(|| {
             let schema = Schema::build(
                 relay::Query::<S>::default(),
-                EmptyMutation,
+                relay::Mutation::<S>::default(),
                 EmptySubscription,
             )
             .data(state.clone())
             .data(tables)
             .data(relay::Connections::of::<S>())
+            .data(relay::Writes::of::<S>())
             .data(Shape::Relay)
             .limit_depth(MAX_DEPTH)
             .limit_complexity(MAX_COMPLEXITY)
             .finish();
-            (schema, Nullability::of::<relay::Query<S>, EmptyMutation>())
+            (
+                schema,
+                Nullability::of::<relay::Query<S>, relay::Mutation<S>>(),
+            )
         });
         let system = system::schema(state.clone(), master_token);
         let nulls = Nullability::of::<Query<S>, Mutation<S>>();

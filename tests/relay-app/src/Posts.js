@@ -1,7 +1,8 @@
 // The documents of a small Relay app on the example service: a paginated list of posts on the
-// viewer, a refetchable fragment on a post with a paginated relation field, and the query that
-// spreads them. The behaviour test `relay::compiler` compiles them with relay-compiler against
-// the Relay API's schema; the app itself is never run.
+// viewer, a refetchable fragment on a post with a paginated relation field, the query that
+// spreads them, and a create that appends its edge to the list. The behaviour test
+// `relay::compiler` compiles them with relay-compiler against the Relay API's schema and runs
+// the queries it generates; the app itself is never run.
 import { graphql } from 'react-relay';
 
 export const appQuery = graphql`
@@ -52,6 +53,21 @@ export const itemFragment = graphql`
         node {
           id
           text
+        }
+      }
+    }
+  }
+`;
+
+export const createMutation = graphql`
+  mutation PostsCreateMutation($input: CreatePostInput!, $connections: [ID!]!) {
+    createPost(input: $input) {
+      clientMutationId
+      edge @appendEdge(connections: $connections) {
+        cursor
+        node {
+          id
+          ...PostsItem_post
         }
       }
     }

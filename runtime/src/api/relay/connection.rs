@@ -95,8 +95,8 @@ struct Connection<R> {
     related: Option<(&'static ModelMeta, String, usize)>,
 }
 
-/// One node of a connection.
-struct Edge<R>(R);
+/// One node of a connection (or of a mutation's payload).
+pub(super) struct Edge<R>(pub(super) R);
 
 /// The connection resolvers of every model, monomorphised for its record type, built once per
 /// schema from [`ServiceDef::visit`] and kept in the schema's data.

@@ -4,13 +4,15 @@
 //! the model types are the Simple API's, with to-many relation fields as connections
 //! ([`fields`], chosen by [`crate::api::shape`]).
 //!
-//! The Relay API answers queries; its mutations (`input` with `clientMutationId`, reference
-//! §3.2) are not built yet.
+//! Its model mutations take `input` with `clientMutationId` and answer payloads ([`mutation`],
+//! reference §3.2); the relation mutations and `deleteMany`/`updateMany` are not built yet.
 
 mod connection;
 mod fields;
+mod mutation;
 mod query;
 
 pub use connection::Connections;
 pub use fields::{relation_field, relation_fields};
+pub use mutation::{Mutation, Writes};
 pub use query::Query;

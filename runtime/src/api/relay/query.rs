@@ -38,7 +38,7 @@ enum ViewerField {
 }
 
 /// The viewer: the query fields of the Relay API, by name.
-pub struct Viewer<S> {
+pub(super) struct Viewer<S> {
     by_name: HashMap<String, ViewerField>,
     _service: PhantomData<fn() -> S>,
 }

@@ -15,11 +15,11 @@ use async_graphql::resolver_utils::ContainerType;
 use async_graphql::{Context, ID, InputType, OutputType, ServerResult, Value};
 
 use super::payloads::{Payloads, REL_OPS, field_name, model_named, op_index};
-use super::writes::{WriteArgs, write_arguments, write_input};
 use crate::api::args::arg;
 use crate::api::registry::{filter_argument, input_value, meta_field, table_object};
 use crate::api::resolve::{Call, resolve_model};
 use crate::api::roots::{register_records, user_model};
+use crate::api::writes::{WriteArgs, write_arguments, write_input};
 use crate::api::{BatchPayload, request};
 use crate::engine::write::{RelOp, relate};
 use crate::model::{ModelMeta, ServiceDef, ServiceMeta, writable};

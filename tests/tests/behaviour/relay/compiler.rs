@@ -1,6 +1,7 @@
 //! A Relay app's documents (`tests/relay-app/`) compile with relay-compiler against the Relay
 //! API's schema (fragments on `Viewer` and on `Post` with `@refetchable` and `@connection`, on
-//! the root list and on a to-many relation field), and the queries the compiler generates run
+//! the root list and on a to-many relation field, and a create whose `edge` is appended to a
+//! connection with `@appendEdge`), and the queries the compiler generates run
 //! on the Relay API as the Relay runtime sends them (with the `pageInfo`, `cursor` and
 //! `__typename` selections the compiler adds). Needs `node` and `npm` (see `crate::node`).
 
@@ -66,7 +67,7 @@ db_tests! {
         .await;
         std::fs::remove_dir_all(&app).ok();
         let Some(stdout) = out else { return };
-        assert!(stdout.lines().any(|l| l == "compiled 5"), "{stdout}");
+        assert!(stdout.lines().any(|l| l == "compiled 6"), "{stdout}");
 
         // The app's query: the first page of 10 posts, the newest (the greatest id) first.
         let first = answer(&stdout, "PostsAppQuery");

@@ -1,8 +1,10 @@
 //! The Relay API (reference §3): `viewer` and `node(id)`, connections with their page facts and
 //! count, relation connections, read permissions on Relay paths, and the statements a nested
-//! connection read costs, a Relay app's documents compiled by relay-compiler, and Apollo
-//! Client's normalised cache. Its mutations are not built yet.
+//! connection read costs, the model mutations with `clientMutationId` and their payloads, a Relay
+//! app's documents compiled by relay-compiler, and Apollo Client's normalised cache. Its relation
+//! mutations are not built yet.
 
 mod apollo;
 mod compiler;
+mod mutations;
 mod queries;

@@ -1,6 +1,7 @@
-//! The write arguments of the Simple API's mutations, registered from the data tables: the
-//! arguments of `create<T>` and `update<T>`, and the input types `Create<T>`, `Update<T>`,
-//! `UpdateMany<Plural>Data` and the nested creates `<Owner><field><Related>`.
+//! The write arguments of mutations, registered from the data tables: the arguments of
+//! `create<T>` and `update<T>` (the Simple API's arguments, the Relay API's input fields), and
+//! the input types `Create<T>`, `Update<T>`, `UpdateMany<Plural>Data` and the nested creates
+//! `<Owner><field><Related>`.
 
 use async_graphql::indexmap::IndexMap;
 use async_graphql::registry::{MetaInputValue, Registry};
