@@ -10,9 +10,8 @@
 //! Targets: `svc-sqlite=BASE` and `svc-postgres=BASE` (an example-model server started with
 //! `--service-id bench`; BASE is `http://host:port`), `svc-sqlite-baseline=BASE` and
 //! `svc-postgres-baseline=BASE` (another build of it, to compare two builds in one run),
-//! `svc-relay-sqlite=BASE` and `svc-relay-postgres=BASE` (an svc server's Relay API, queries
-//! 1–4), `postgraphile4=URL` and
-//! `postgraphile5=URL` (their GraphQL endpoint), `sql=CONNINFO` (pgbench runs
+//! `svc-relay-sqlite=BASE` and `svc-relay-postgres=BASE` (an svc server's Relay API),
+//! `postgraphile4=URL` and `postgraphile5=URL` (their GraphQL endpoint), `sql=CONNINFO` (pgbench runs
 //! `<sql-dir>/q<N>.sql` there). svc servers are read with their `admin` root token, obtained
 //! through the System API with the master token in `SVC_BENCH_MASTER_TOKEN`. `--pid KIND=PID`
 //! names a server's process, whose CPU time per request is then reported (Linux `/proc`;

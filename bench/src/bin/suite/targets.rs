@@ -51,8 +51,7 @@ pub enum Kind {
     /// one run.
     SvcSqliteBaseline,
     SvcPostgresBaseline,
-    /// The same servers as `SvcSqlite` and `SvcPostgres`, asked through their Relay API (the
-    /// reads only: its mutations are not built).
+    /// The same servers as `SvcSqlite` and `SvcPostgres`, asked through their Relay API.
     SvcRelaySqlite,
     SvcRelayPostgres,
     PostGraphile4,
@@ -131,7 +130,9 @@ impl Kind {
             (_, Query::Filter) if self.is_relay() => format!(
                 "{{ viewer {{ allPosts(filter: {filter_svc}, first: 50, orderBy: id_ASC) {{ count edges {{ node {{ id title votes }} }} }} }} }}"
             ),
-            (_, Query::Create) if self.is_relay() => return None,
+            (_, Query::Create) if self.is_relay() => {
+                "mutation ($slug: String!, $title: String!, $body: String, $votes: Int!, $authorId: ID!) { createPost(input: { slug: $slug, title: $title, body: $body, votes: $votes, authorId: $authorId, clientMutationId: \"bench\" }) { post { id slug } } }".into()
+            }
             (_, Query::List) if self.is_svc() => {
                 "{ allPosts(first: 100, orderBy: id_ASC) { id slug title votes createdAt } }".into()
             }
@@ -381,7 +382,16 @@ fn relay_check(
                 .and_then(Json::as_u64);
             check_filtered(count, nodes(data, "/viewer/allPosts/edges")?, expect)?;
         }
-        Query::Create => return Err("the Relay API has no mutations yet".into()),
+        Query::Create => {
+            let post = data.pointer("/createPost/post");
+            let slug = post.and_then(|p| p.get("slug"));
+            let sent = variables.get("slug");
+            if !slug.zip(sent).is_some_and(|(g, w)| g.same_scalar(w))
+                || post.and_then(|p| p.get("id")).is_none_or(Json::is_null)
+            {
+                return Err(format!("the created post is not returned: {data}"));
+            }
+        }
     }
     Ok(())
 }
