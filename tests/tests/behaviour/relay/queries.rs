@@ -2,7 +2,9 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{ALIAS, MISSING, REQUEST_ID, Server, body_json, column_of, field_error};
+use crate::support::{
+    ALIAS, MISSING, REQUEST_ID, Server, body_json, column_of, field_error, node_token,
+};
 
 /// The Relay API's path.
 fn relay(srv: &Server) -> String {
@@ -113,6 +115,16 @@ db_tests! {
             data(srv, &query).await,
             json!({ "viewer": { "byId": { "title": "One" }, "bySlug": { "id": post }, "none": null, "user": null } })
         );
+    }
+
+    /// `viewer.user` is the node of the request's node token, read with its read permissions.
+    async fn user_of_a_node_token(srv) {
+        let ann = srv.create("User", r#"email: "ann@x.io", name: "Ann""#).await;
+        let token = node_token(&ann, "User");
+        let (_, res) = counted_as(srv, Some(&token), "{ viewer { user { id name } } }").await;
+        assert_eq!(res, json!({ "data": { "viewer": { "user": { "id": ann, "name": "Ann" } } } }));
+        let (_, res) = counted_as(srv, None, "{ viewer { user { id } } }").await;
+        assert_eq!(res, json!({ "data": { "viewer": { "user": null } } }));
     }
 
     /// `first` tells `hasNextPage`, `last` tells `hasPreviousPage`; the other is false, as are
