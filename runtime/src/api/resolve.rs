@@ -371,7 +371,7 @@ pub(crate) fn reads_flagged<'a, R: Record>(
 }
 
 /// An engine error as the field's error.
-fn server_error(ctx: &Context<'_>, err: ApiError) -> ServerError {
+pub(crate) fn server_error(ctx: &Context<'_>, err: ApiError) -> ServerError {
     async_graphql::Error::from(err).into_server_error(ctx.item.pos)
 }
 

@@ -8,7 +8,7 @@ use async_graphql::{Context, ID, OutputType, ServerResult, Value};
 use super::args::arg;
 use super::registry::{input_value, register_value_type};
 use super::request;
-use super::resolve::{Call, resolve_model};
+use super::resolve::{Call, resolve_model, server_error};
 use crate::engine::read::node_model;
 use crate::model::{ModelMeta, Record, ServiceDef, ServiceMeta, Visitor};
 
@@ -56,7 +56,7 @@ pub(crate) async fn node(
         let id = arg::<ID>(ctx, "id")?;
         let model = node_model(req, &id, models)
             .await
-            .map_err(|e| async_graphql::Error::from(e).into_server_error(ctx.item.pos))?;
+            .map_err(|e| server_error(ctx, e))?;
         Ok((id, model))
     };
     match found.await {

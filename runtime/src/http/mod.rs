@@ -106,6 +106,7 @@ impl<S: ServiceDef> Service<S> {
             .data(tables)
             .data(relay::Connections::of::<S>())
             .data(relay::Writes::of::<S>())
+            .data(relay::ViewerFields::of::<S>())
             .data(Shape::Relay)
             .limit_depth(MAX_DEPTH)
             .limit_complexity(MAX_COMPLEXITY)

@@ -22,7 +22,7 @@ use async_graphql::{
 use crate::api::args::list_args;
 use crate::api::registry::{meta_field, register_object};
 use crate::api::request;
-use crate::api::resolve::{Resolved, output, reads_flagged};
+use crate::api::resolve::{Resolved, output, reads_flagged, server_error};
 use crate::engine::related::{self, Related};
 use crate::engine::{Request, read};
 use crate::model::{ApiError, ModelMeta, Record, ServiceDef, Visitor};
@@ -148,7 +148,7 @@ fn connection<'a, R: Record + OutputType>(
     Box::pin(async move {
         let conn = async {
             let req = request(ctx)?;
-            let fail = |e| async_graphql::Error::from(e).into_server_error(ctx.item.pos);
+            let fail = |e| server_error(ctx, e);
             let page = list_args::<R>(ctx, true)?.page(R::META).map_err(fail)?;
             read_connection::<R>(ctx, req, source, page)
                 .await
@@ -273,7 +273,7 @@ impl<R: Record + OutputType> ContainerType for Connection<R> {
                             related::count(req, at, filter).await
                         }
                     };
-                    count.map_err(|e| async_graphql::Error::from(e).into_server_error(ctx.item.pos))
+                    count.map_err(|e| server_error(ctx, e))
                 };
                 output(ctx, count.await).await
             }

@@ -15,4 +15,4 @@ mod query;
 pub use connection::Connections;
 pub use fields::{relation_field, relation_fields};
 pub use mutation::{Mutation, Writes};
-pub use query::Query;
+pub use query::{Query, ViewerFields};

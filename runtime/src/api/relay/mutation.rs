@@ -26,7 +26,7 @@ use crate::api::registry::{
     input_value, meta_field, register_input, register_object, table_object,
 };
 use crate::api::request;
-use crate::api::resolve::{Call, Resolved, output, resolve_model};
+use crate::api::resolve::{Call, Resolved, output, resolve_model, server_error};
 use crate::api::roots::{register_records, user_model};
 use crate::api::writes::{WriteArgs, write_arguments, write_input};
 use crate::engine::write::{self, payload_fields};
@@ -247,7 +247,7 @@ fn mutate<'a, S: ServiceDef, R: Record + OutputType>(ctx: &'a Context<'a>, op: O
         let payload = async {
             let req = request(ctx)?;
             let meta = R::META;
-            let fail = |e: ApiError| async_graphql::Error::from(e).into_server_error(ctx.item.pos);
+            let fail = |e: ApiError| server_error(ctx, e);
             let name = ctx.item.node.name.node.as_str();
             let input_name = || svc_names::relay_input_type(name);
             let (pos, mut input) = match raw_arg(ctx, "input")? {

@@ -6,11 +6,12 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use async_graphql::indexmap::IndexMap;
 use async_graphql::registry::{MetaField, MetaType, Registry};
 use async_graphql::resolver_utils::ContainerType;
-use async_graphql::{Context, ID, InputType, OutputType, ServerResult, Value};
+use async_graphql::{Context, ID, InputType, OutputType, ServerError, ServerResult, Value};
 
 use super::connection::{Source, register_connection, resolve_connection};
 use crate::api::args::arg;
@@ -30,21 +31,29 @@ impl<S> Default for Query<S> {
 
 /// A field of the viewer.
 #[derive(Debug, Clone, Copy)]
-enum ViewerField {
+pub(super) enum ViewerField {
     All(&'static ModelMeta),
     One(&'static ModelMeta),
     User(&'static ModelMeta),
     Id,
 }
 
-/// The viewer: the query fields of the Relay API, by name.
-pub(super) struct Viewer<S> {
-    by_name: HashMap<String, ViewerField>,
-    _service: PhantomData<fn() -> S>,
+/// The viewer: the query fields of the Relay API (resolved by name through [`ViewerFields`]).
+pub(super) struct Viewer<S>(PhantomData<fn() -> S>);
+
+impl<S> Default for Viewer<S> {
+    fn default() -> Self {
+        Viewer(PhantomData)
+    }
 }
 
-impl<S: ServiceDef> Default for Viewer<S> {
-    fn default() -> Self {
+/// The viewer's fields by name, built once per schema and kept in its data (a request's
+/// viewers, in the query and in every mutation payload, look them up there).
+#[derive(Debug)]
+pub struct ViewerFields(HashMap<String, ViewerField>);
+
+impl ViewerFields {
+    pub fn of<S: ServiceDef>() -> Arc<ViewerFields> {
         let mut by_name = HashMap::new();
         for m in S::META.models {
             by_name.insert(svc_names::all_field(m.name), ViewerField::All(m));
@@ -54,10 +63,7 @@ impl<S: ServiceDef> Default for Viewer<S> {
             by_name.insert(svc_names::USER_FIELD.to_owned(), ViewerField::User(user));
         }
         by_name.insert("id".to_owned(), ViewerField::Id);
-        Viewer {
-            by_name,
-            _service: PhantomData,
-        }
+        Arc::new(ViewerFields(by_name))
     }
 }
 
@@ -150,7 +156,10 @@ impl<S: ServiceDef> ContainerType for Query<S> {
 impl<S: ServiceDef> ContainerType for Viewer<S> {
     async fn resolve_field(&self, ctx: &Context<'_>) -> ServerResult<Option<Value>> {
         let name = ctx.item.node.name.node.as_str();
-        match self.by_name.get(name) {
+        let fields = ctx
+            .data_opt::<Arc<ViewerFields>>()
+            .ok_or_else(|| ServerError::new("the schema has no viewer fields", None))?;
+        match fields.0.get(name) {
             Some(ViewerField::All(m)) => resolve_connection(ctx, m, Source::Root).await,
             Some(ViewerField::One(m)) => resolve_model(ctx, m, Call::One).await,
             Some(ViewerField::User(m)) => resolve_model(ctx, m, Call::CurrentUser).await,
