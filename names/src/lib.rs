@@ -56,6 +56,19 @@ pub fn relay_input_type(mutation: &str) -> String {
     format!("{}Input", upper_first(mutation))
 }
 
+/// `{Mutation}{ModelA}Input` of a Relay API relation mutation field (`addToUserPosts` →
+/// `AddToUserPostsPostInput` when `Post` is side A). `set{R}` takes the name of `addTo{R}`
+/// (reference §3.2; a 1:1 relation, which has `set`, has no `addTo`): the caller passes that.
+pub fn relay_relation_input(mutation: &str, model_a: &str) -> String {
+    format!("{}{model_a}Input", upper_first(mutation))
+}
+
+/// The field of a Relay API relation payload with the edge of the node that `side` names
+/// (`{bName}Edge`, `{aName}Edge`).
+pub fn relay_relation_edge_field(side: &str) -> String {
+    format!("{side}Edge")
+}
+
 /// `{Mutation}Payload` of a Relay API mutation field (`createPost` → `CreatePostPayload`).
 pub fn relay_payload_type(mutation: &str) -> String {
     format!("{}Payload", upper_first(mutation))

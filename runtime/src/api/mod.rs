@@ -16,6 +16,7 @@
 pub mod args;
 pub mod guard;
 pub mod inputs;
+pub mod mutations;
 pub mod permission;
 pub mod registry;
 pub mod relay;

@@ -27,6 +27,7 @@ use crate::engine::related::{self, Related};
 use crate::engine::{Request, read};
 use crate::model::{ApiError, ModelMeta, Record, ServiceDef, Visitor};
 use crate::query::{Cond, Page};
+use crate::storage::Row;
 
 /// `PageInfo` (reference §3.1).
 #[derive(Debug, Clone, SimpleObject)]
@@ -101,10 +102,11 @@ pub(super) struct Edge<R>(pub(super) R);
 /// The connection resolvers of every model, monomorphised for its record type, built once per
 /// schema from [`ServiceDef::visit`] and kept in the schema's data.
 pub struct Connections {
-    models: Vec<(&'static ModelMeta, ConnectionFn)>,
+    models: Vec<(&'static ModelMeta, ConnectionFn, EdgeFn)>,
 }
 
 type ConnectionFn = for<'a> fn(&'a Context<'a>, Source<'a>) -> Resolved<'a>;
+type EdgeFn = for<'a> fn(&'a Context<'a>, Option<&'a Row>) -> Resolved<'a>;
 
 impl std::fmt::Debug for Connections {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -114,10 +116,10 @@ impl std::fmt::Debug for Connections {
 
 impl Connections {
     pub fn of<S: ServiceDef>() -> Arc<Connections> {
-        struct Collect(Vec<(&'static ModelMeta, ConnectionFn)>);
+        struct Collect(Vec<(&'static ModelMeta, ConnectionFn, EdgeFn)>);
         impl Visitor for Collect {
             fn record<R: Record + OutputType>(&mut self) {
-                self.0.push((R::META, connection::<R>));
+                self.0.push((R::META, connection::<R>, edge_row::<R>));
             }
             fn relation<const R: usize>(&mut self) {}
         }
@@ -127,18 +129,43 @@ impl Connections {
     }
 }
 
+/// The connection and edge resolvers of `meta`'s model.
+fn resolvers(ctx: &Context<'_>, meta: &ModelMeta) -> ServerResult<(ConnectionFn, EdgeFn)> {
+    ctx.data_opt::<Arc<Connections>>()
+        .and_then(|c| c.models.iter().find(|(m, ..)| std::ptr::eq(*m, meta)))
+        .map(|(_, c, e)| (*c, *e))
+        .ok_or_else(|| ServerError::new(format!("no connections for `{}`", meta.name), None))
+}
+
 /// Resolves the current field as a connection of `meta`'s nodes from `source`.
 pub(crate) async fn resolve_connection(
     ctx: &Context<'_>,
     meta: &ModelMeta,
     source: Source<'_>,
 ) -> ServerResult<Option<Value>> {
-    let resolve = ctx
-        .data_opt::<Arc<Connections>>()
-        .and_then(|c| c.models.iter().find(|(m, _)| std::ptr::eq(*m, meta)))
-        .map(|(_, f)| *f)
-        .ok_or_else(|| ServerError::new(format!("no connections for `{}`", meta.name), None))?;
+    let (resolve, _) = resolvers(ctx, meta)?;
     resolve(ctx, source).await
+}
+
+/// Resolves the current field as the edge of a node of `meta` read earlier in the request (a
+/// relation mutation's payload); null without the node.
+pub(crate) async fn resolve_edge_row(
+    ctx: &Context<'_>,
+    meta: &ModelMeta,
+    row: Option<&Row>,
+) -> ServerResult<Option<Value>> {
+    let (_, resolve) = resolvers(ctx, meta)?;
+    resolve(ctx, row).await
+}
+
+fn edge_row<'a, R: Record + OutputType>(
+    ctx: &'a Context<'a>,
+    row: Option<&'a Row>,
+) -> Resolved<'a> {
+    Box::pin(async move {
+        let edge = row.map(|row| R::decode(row).map(Edge)).transpose();
+        output(ctx, edge.map_err(|e| server_error(ctx, ApiError::from(e)))).await
+    })
 }
 
 fn connection<'a, R: Record + OutputType>(

@@ -4,8 +4,8 @@
 //! the model types are the Simple API's, with to-many relation fields as connections
 //! ([`fields`], chosen by [`crate::api::shape`]).
 //!
-//! Its model mutations take `input` with `clientMutationId` and answer payloads ([`mutation`],
-//! reference §3.2); the relation mutations and `deleteMany`/`updateMany` are not built yet.
+//! Its mutations, model and relation ones and the `deleteMany`/`updateMany` extensions, take
+//! `input` with `clientMutationId` and answer payloads ([`mutation`], reference §3.2).
 
 mod connection;
 mod fields;

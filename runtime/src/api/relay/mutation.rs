@@ -1,8 +1,10 @@
-//! The Relay API's root mutation type (reference §3.2): `create<T>`, `update<T>`,
-//! `updateOrCreate<T>` and `delete<T>` in the Simple API's order, each taking one argument
-//! `input: <Mutation>Input!` (the Simple API's arguments plus `clientMutationId: String!`) and
-//! answering `<Mutation>Payload { viewer, clientMutationId, <node>, edge, <to-one fields> }`
-//! (`deletedId` too for deletes). The writes are the engine's, as in the Simple API: the same
+//! The Relay API's root mutation type (reference §3.2): the Simple API's mutation fields in its
+//! order ([`crate::api::mutations`]), each taking one argument `input: <Mutation>Input!` (the
+//! Simple API's arguments plus `clientMutationId: String!`). Model mutations answer
+//! `<Mutation>Payload { viewer, clientMutationId, <node>, edge, <to-one fields> }` (`deletedId`
+//! too for deletes); relation mutations `{ viewer, clientMutationId, <bName>, <aName>,
+//! <bName>Edge, <aName>Edge }`; the extensions `deleteMany`/`updateMany` `{ viewer,
+//! clientMutationId, count }`. The writes are the engine's, as in the Simple API: the same
 //! permissions, one transaction, the same errors.
 
 use std::borrow::Cow;
@@ -18,74 +20,38 @@ use async_graphql::{
     ServerResult, Value,
 };
 
-use super::connection::{Edge, register_connection};
+use super::connection::{Edge, register_connection, resolve_edge_row};
 use super::query::Viewer;
 use crate::api::args::{parse_input, raw_arg};
 use crate::api::guard::allow_payload_node;
+use crate::api::inputs::Filter;
+use crate::api::mutations::{
+    MutationField, field_name, model_arguments, model_named, mutation_fields, payload_name,
+    relation_arguments, run_relation,
+};
 use crate::api::registry::{
     input_value, meta_field, register_input, register_object, table_object,
 };
 use crate::api::request;
 use crate::api::resolve::{Call, Resolved, output, resolve_model, server_error};
-use crate::api::roots::{register_records, user_model};
-use crate::api::writes::{WriteArgs, write_arguments, write_input};
-use crate::engine::write::{self, payload_fields};
-use crate::model::{ApiError, ModelMeta, Record, ServiceDef, Visitor, Write};
-
-/// A model mutation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Op {
-    Create,
-    Update,
-    UpdateOrCreate,
-    Delete,
-}
+use crate::api::roots::register_records;
+use crate::engine::write::{self, RelOp, payload_fields};
+use crate::model::{ApiError, ModelMeta, Record, RelationMeta, ServiceDef, Visitor, Write};
+use crate::storage::Row;
 
 /// The root mutation type of the Relay API, with its fields by name.
 pub struct Mutation<S> {
-    by_name: HashMap<String, (&'static ModelMeta, Op)>,
+    by_name: HashMap<String, MutationField>,
     _service: PhantomData<fn() -> S>,
 }
 
 impl<S: ServiceDef> Default for Mutation<S> {
     fn default() -> Self {
         Mutation {
-            by_name: fields::<S>()
-                .into_iter()
-                .map(|(name, m, op)| (name, (m, op)))
-                .collect(),
+            by_name: mutation_fields(S::META).into_iter().collect(),
             _service: PhantomData,
         }
     }
-}
-
-/// Every mutation field in the Simple API's order: `create<T>` (`User` last), `update<T>`,
-/// `updateOrCreate<T>`, `delete<T>`.
-fn fields<S: ServiceDef>() -> Vec<(String, &'static ModelMeta, Op)> {
-    let models = S::META.models;
-    let user = user_model(S::META);
-    let is_user = |m: &&'static ModelMeta| user.is_some_and(|u| std::ptr::eq(u, *m));
-    let mut out = Vec::new();
-    for m in models.iter().filter(|m| !is_user(m)) {
-        out.push((svc_names::create_field(m.name), *m, Op::Create));
-    }
-    for m in models {
-        out.push((svc_names::update_field(m.name), *m, Op::Update));
-    }
-    for m in models {
-        out.push((
-            svc_names::update_or_create_field(m.name),
-            *m,
-            Op::UpdateOrCreate,
-        ));
-    }
-    for m in models {
-        out.push((svc_names::delete_field(m.name), *m, Op::Delete));
-    }
-    for m in models.iter().filter(|m| is_user(m)) {
-        out.push((svc_names::create_field(m.name), *m, Op::Create));
-    }
-    out
 }
 
 table_object!(impl[S: ServiceDef] Mutation<S>, name: Cow::Borrowed("Mutation"), fields: |registry| registered::<S>(registry));
@@ -93,12 +59,26 @@ table_object!(impl[S: ServiceDef] Mutation<S>, name: Cow::Borrowed("Mutation"), 
 /// The fields of `Mutation`, with their input and payload types.
 fn registered<S: ServiceDef>(registry: &mut Registry) -> IndexMap<String, MetaField> {
     register_records::<S>(registry);
+    let service = S::META;
     let mut out = IndexMap::new();
-    for (name, m, op) in fields::<S>() {
-        let input = register_input(registry, svc_names::relay_input_type(&name), |registry| {
-            input_fields(registry, m, op)
-        });
-        let payload = register_payload::<S>(registry, &name, m, op);
+    for (name, field) in mutation_fields(service) {
+        let (input, payload) = match field {
+            MutationField::Model(m, call) => {
+                let input = register_input(registry, svc_names::relay_input_type(&name), |r| {
+                    let args = model_arguments(r, m, call);
+                    with_client_mutation_id(r, args)
+                });
+                (input, register_payload::<S>(registry, &name, m, call))
+            }
+            MutationField::Relation(r, op) => {
+                let rel = &service.relations[r];
+                let input = register_input(registry, relation_input(rel, op), |registry| {
+                    let args = relation_arguments(registry, rel);
+                    with_client_mutation_id(registry, args)
+                });
+                (input, register_relation_payload::<S>(registry, rel, op))
+            }
+        };
         let args = IndexMap::from([(
             "input".to_owned(),
             input_value("input".to_owned(), format!("{input}!")),
@@ -108,69 +88,59 @@ fn registered<S: ServiceDef>(registry: &mut Registry) -> IndexMap<String, MetaFi
     out
 }
 
-/// The fields of `<Mutation>Input`: the Simple API's arguments of the mutation, then
-/// `clientMutationId: String!`.
-fn input_fields(
+/// The input type of a relation mutation: `<Op><R><ModelA>Input`, where `set<R>` takes the name
+/// `addTo<R>` would have.
+fn relation_input(rel: &RelationMeta, op: RelOp) -> String {
+    let named_as = if op == RelOp::Set { RelOp::AddTo } else { op };
+    svc_names::relay_relation_input(&field_name(named_as, rel.name), rel.a)
+}
+
+/// An input type's fields: `args`, then `clientMutationId: String!`.
+fn with_client_mutation_id(
     registry: &mut Registry,
-    m: &'static ModelMeta,
-    op: Op,
+    mut args: IndexMap<String, MetaInputValue>,
 ) -> IndexMap<String, MetaInputValue> {
-    let id = <ID as InputType>::create_type_info(registry);
-    let mut out = IndexMap::new();
-    match op {
-        Op::Create => out.extend(write_arguments(
-            registry,
-            m,
-            WriteArgs::Create { skip: None },
-        )),
-        Op::Update => {
-            out.insert("id".to_owned(), input_value("id".to_owned(), id));
-            out.extend(write_arguments(registry, m, WriteArgs::Update));
-        }
-        Op::UpdateOrCreate => {
-            let update = write_input(registry, m, WriteArgs::Update);
-            let ty = format!("{update}!");
-            out.insert("update".to_owned(), input_value("update".to_owned(), ty));
-            if !write_arguments(registry, m, WriteArgs::Create { skip: None }).is_empty() {
-                let create = write_input(registry, m, WriteArgs::Create { skip: None });
-                let ty = format!("{create}!");
-                out.insert("create".to_owned(), input_value("create".to_owned(), ty));
-            }
-        }
-        Op::Delete => {
-            out.insert("id".to_owned(), input_value("id".to_owned(), id));
-        }
-    }
     let text = <String as InputType>::create_type_info(registry);
-    out.insert(
+    args.insert(
         CLIENT_MUTATION_ID.to_owned(),
         input_value(CLIENT_MUTATION_ID.to_owned(), text),
     );
-    out
+    args
 }
 
 const CLIENT_MUTATION_ID: &str = "clientMutationId";
 
-/// Registers `<Mutation>Payload` of the mutation `name` of `m`; its name.
+/// The fields every payload starts with: `viewer: Viewer!`, `clientMutationId: String!`.
+fn payload_head<S: ServiceDef>(registry: &mut Registry) -> IndexMap<String, MetaField> {
+    let viewer = <Viewer<S> as OutputType>::create_type_info(registry);
+    let text = <String as OutputType>::create_type_info(registry);
+    IndexMap::from([
+        (
+            "viewer".to_owned(),
+            meta_field("viewer", viewer, IndexMap::new(), None),
+        ),
+        (
+            CLIENT_MUTATION_ID.to_owned(),
+            meta_field(CLIENT_MUTATION_ID, text, IndexMap::new(), None),
+        ),
+    ])
+}
+
+/// Registers `<Mutation>Payload` of the model mutation `name` of `m`; its name.
 fn register_payload<S: ServiceDef>(
     registry: &mut Registry,
     name: &str,
     m: &'static ModelMeta,
-    op: Op,
+    call: Call<'_>,
 ) -> String {
     register_object(registry, svc_names::relay_payload_type(name), |registry| {
-        let viewer = <Viewer<S> as OutputType>::create_type_info(registry);
-        let text = <String as OutputType>::create_type_info(registry);
         let none = IndexMap::new;
-        let mut fields = IndexMap::new();
-        fields.insert(
-            "viewer".to_owned(),
-            meta_field("viewer", viewer, none(), None),
-        );
-        fields.insert(
-            CLIENT_MUTATION_ID.to_owned(),
-            meta_field(CLIENT_MUTATION_ID, text, none(), None),
-        );
+        let mut fields = payload_head::<S>(registry);
+        if matches!(call, Call::DeleteMany | Call::UpdateMany) {
+            let count = <i32 as OutputType>::create_type_info(registry);
+            fields.insert("count".to_owned(), meta_field("count", count, none(), None));
+            return fields;
+        }
         let node = svc_names::payload_node_field(m.name);
         fields.insert(
             node.clone(),
@@ -184,7 +154,7 @@ fn register_payload<S: ServiceDef>(
             let ty = rel.target.name.to_owned();
             fields.insert(key.clone(), meta_field(&key, ty, none(), None));
         }
-        if op == Op::Delete {
+        if matches!(call, Call::Delete) {
             let id = <ID as OutputType>::create_type_info(registry);
             let id = id.trim_end_matches('!').to_owned();
             fields.insert(
@@ -196,18 +166,45 @@ fn register_payload<S: ServiceDef>(
     })
 }
 
+/// Registers `<Op><R>Payload { viewer, clientMutationId, <bName>: A, <aName>: B, <bName>Edge,
+/// <aName>Edge }`; its name.
+fn register_relation_payload<S: ServiceDef>(
+    registry: &mut Registry,
+    rel: &'static RelationMeta,
+    op: RelOp,
+) -> String {
+    register_object(registry, payload_name(op, rel.name), |registry| {
+        let mut fields = payload_head::<S>(registry);
+        let sides = [(rel.b_name, rel.a), (rel.a_name, rel.b)];
+        for (side, model) in sides {
+            let field = meta_field(side, model.to_owned(), IndexMap::new(), None);
+            fields.insert(side.to_owned(), field);
+        }
+        for (side, model) in sides {
+            register_connection(registry, model_named(S::META, model));
+            let key = svc_names::relay_relation_edge_field(side);
+            let ty = svc_names::edge_type(model);
+            fields.insert(key.clone(), meta_field(&key, ty, IndexMap::new(), None));
+        }
+        fields
+    })
+}
+
 impl<S: ServiceDef> ContainerType for Mutation<S> {
     async fn resolve_field(&self, ctx: &Context<'_>) -> ServerResult<Option<Value>> {
         let name = ctx.item.node.name.node.as_str();
-        let Some((m, op)) = self.by_name.get(name) else {
-            return Ok(None);
-        };
-        let write = ctx
-            .data_opt::<Arc<Writes>>()
-            .and_then(|w| w.models.iter().find(|(meta, _)| std::ptr::eq(*meta, *m)))
-            .map(|(_, f)| *f)
-            .ok_or_else(|| ServerError::new(format!("no writes for `{}`", m.name), None))?;
-        write(ctx, *op).await
+        match self.by_name.get(name).copied() {
+            Some(MutationField::Model(m, call)) => {
+                let write = ctx
+                    .data_opt::<Arc<Writes>>()
+                    .and_then(|w| w.models.iter().find(|(meta, _)| std::ptr::eq(*meta, m)))
+                    .map(|(_, f)| *f)
+                    .ok_or_else(|| ServerError::new(format!("no writes for `{}`", m.name), None))?;
+                write(ctx, call).await
+            }
+            Some(MutationField::Relation(r, op)) => relation_mutation::<S>(ctx, r, op).await,
+            None => Ok(None),
+        }
     }
 }
 
@@ -217,7 +214,7 @@ pub struct Writes {
     models: Vec<(&'static ModelMeta, WriteFn)>,
 }
 
-type WriteFn = for<'a> fn(&'a Context<'a>, Op) -> Resolved<'a>;
+type WriteFn = for<'a> fn(&'a Context<'a>, Call<'static>) -> Resolved<'a>;
 
 impl std::fmt::Debug for Writes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -240,107 +237,242 @@ impl Writes {
     }
 }
 
-/// Resolves the mutation `op` of `R`'s model: reads `input`, writes through the engine, and
-/// outputs the payload.
-fn mutate<'a, S: ServiceDef, R: Record + OutputType>(ctx: &'a Context<'a>, op: Op) -> Resolved<'a> {
+/// The `input` argument of the mutation resolving now, without its `clientMutationId`; that id.
+fn read_input(
+    ctx: &Context<'_>,
+    input_name: &dyn Fn() -> String,
+) -> ServerResult<(Pos, IndexMap<Name, Value>, String)> {
+    let (pos, mut input) = match raw_arg(ctx, "input")? {
+        Some((pos, Value::Object(fields))) => (pos, fields),
+        _ => {
+            let message = format!(
+                r#"Failed to parse "{}": expected an input object"#,
+                input_name()
+            );
+            return Err(ServerError::new(message, Some(ctx.item.pos)));
+        }
+    };
+    match input.shift_remove(CLIENT_MUTATION_ID) {
+        Some(Value::String(id)) => Ok((pos, input, id)),
+        _ => {
+            let message = format!(
+                r#"Failed to parse "{}": `clientMutationId` is required"#,
+                input_name()
+            );
+            Err(ServerError::new(message, Some(pos)))
+        }
+    }
+}
+
+/// Resolves the model mutation `call` of `R`'s model: reads `input`, writes through the engine,
+/// and outputs the payload.
+fn mutate<'a, S: ServiceDef, R: Record + OutputType>(
+    ctx: &'a Context<'a>,
+    call: Call<'static>,
+) -> Resolved<'a> {
     Box::pin(async move {
-        let payload = async {
-            let req = request(ctx)?;
-            let meta = R::META;
-            let fail = |e: ApiError| server_error(ctx, e);
-            let name = ctx.item.node.name.node.as_str();
-            let input_name = || svc_names::relay_input_type(name);
-            let (pos, mut input) = match raw_arg(ctx, "input")? {
-                Some((pos, Value::Object(fields))) => (pos, fields),
-                _ => {
-                    let message = format!(
-                        r#"Failed to parse "{}": expected an input object"#,
-                        input_name()
-                    );
-                    return Err(ServerError::new(message, Some(ctx.item.pos)));
-                }
-            };
-            let client_mutation_id = match input.shift_remove(CLIENT_MUTATION_ID) {
-                Some(Value::String(id)) => id,
-                _ => {
-                    let message = format!(
-                        r#"Failed to parse "{}": `clientMutationId` is required"#,
-                        input_name()
-                    );
-                    return Err(ServerError::new(message, Some(pos)));
-                }
-            };
-            let read = |value: &Value, type_name: String| {
-                parse_input(meta, value, None, pos, || type_name.clone())
-            };
-            let (node, fields) = match op {
-                Op::Create => {
-                    let write = read(&Value::Object(input), input_name())?;
-                    let fields = payload_fields(meta, &write);
-                    (write::create::<R>(req, write).await.map_err(fail)?, fields)
-                }
-                Op::Update => {
-                    let id = take_id(&mut input, pos, &input_name)?;
-                    let write = read(&Value::Object(input), input_name())?;
-                    let fields = payload_fields(meta, &write);
-                    (
-                        write::update::<R>(req, &id, write).await.map_err(fail)?,
-                        fields,
-                    )
-                }
-                Op::UpdateOrCreate => {
-                    let update_name = || svc_names::update_input(meta.name);
-                    let mut update = match input.shift_remove("update") {
-                        Some(Value::Object(update)) => update,
-                        _ => IndexMap::new(),
-                    };
-                    let id = take_id(&mut update, pos, &update_name)?;
-                    let update = read(&Value::Object(update), update_name())?;
-                    let create = match input.shift_remove("create") {
-                        Some(create) => read(&create, svc_names::create_input(meta.name))?,
-                        None => Write::default(),
-                    };
-                    let fields = (payload_fields(meta, &update), payload_fields(meta, &create));
-                    let (node, created) = write::update_or_create::<R>(req, &id, update, create)
-                        .await
-                        .map_err(fail)?;
-                    (node, if created { fields.1 } else { fields.0 })
-                }
-                Op::Delete => {
-                    let id = take_id(&mut input, pos, &input_name)?;
-                    let node = write::delete::<R>(req, &id).await.map_err(fail)?;
-                    (node, vec![meta.fields[meta.id].name])
-                }
-            };
-            allow_payload_node(ctx, fields, node.id());
-            Ok(Payload::<S, R> {
-                type_name: svc_names::relay_payload_type(name),
+        let name = ctx.item.node.name.node.as_str();
+        let type_name = svc_names::relay_payload_type(name);
+        if matches!(call, Call::DeleteMany | Call::UpdateMany) {
+            let payload = write_many::<R>(ctx, call)
+                .await
+                .map(|(count, id)| Batch::<S> {
+                    type_name,
+                    count,
+                    client_mutation_id: id,
+                    _service: PhantomData,
+                });
+            return output(ctx, payload).await;
+        }
+        let payload = write_one::<R>(ctx, call)
+            .await
+            .map(|(node, id)| Payload::<S, R> {
+                type_name,
                 node,
-                client_mutation_id,
-                deleted: op == Op::Delete,
+                client_mutation_id: id,
+                deleted: matches!(call, Call::Delete),
                 _service: PhantomData,
-            })
-        };
-        output(ctx, payload.await).await
+            });
+        output(ctx, payload).await
     })
 }
 
-/// Takes the required `id` out of an input object.
+/// Runs a create, update, updateOrCreate or delete from `input`, and whitelists the payload's
+/// node; the node and the `clientMutationId`.
+async fn write_one<R: Record>(ctx: &Context<'_>, call: Call<'_>) -> ServerResult<(R, String)> {
+    let req = request(ctx)?;
+    let meta = R::META;
+    let fail = |e: ApiError| server_error(ctx, e);
+    let name = ctx.item.node.name.node.as_str();
+    let input_name = || svc_names::relay_input_type(name);
+    let (pos, mut input, client_mutation_id) = read_input(ctx, &input_name)?;
+    let read = |value: &Value, type_name: String| {
+        parse_input(meta, value, None, pos, || type_name.clone())
+    };
+    let (node, fields) = match call {
+        Call::Create => {
+            let write = read(&Value::Object(input), input_name())?;
+            let fields = payload_fields(meta, &write);
+            (write::create::<R>(req, write).await.map_err(fail)?, fields)
+        }
+        Call::Update => {
+            let id = take_id(&mut input, "id", pos, &input_name)?;
+            let write = read(&Value::Object(input), input_name())?;
+            let fields = payload_fields(meta, &write);
+            (
+                write::update::<R>(req, &id, write).await.map_err(fail)?,
+                fields,
+            )
+        }
+        Call::UpdateOrCreate => {
+            let update_name = || svc_names::update_input(meta.name);
+            let mut update = match input.shift_remove("update") {
+                Some(Value::Object(update)) => update,
+                _ => IndexMap::new(),
+            };
+            let id = take_id(&mut update, "id", pos, &update_name)?;
+            let update = read(&Value::Object(update), update_name())?;
+            let create = match input.shift_remove("create") {
+                Some(create) => read(&create, svc_names::create_input(meta.name))?,
+                None => Write::default(),
+            };
+            let fields = (payload_fields(meta, &update), payload_fields(meta, &create));
+            let (node, created) = write::update_or_create::<R>(req, &id, update, create)
+                .await
+                .map_err(fail)?;
+            (node, if created { fields.1 } else { fields.0 })
+        }
+        _ => {
+            let id = take_id(&mut input, "id", pos, &input_name)?;
+            let node = write::delete::<R>(req, &id).await.map_err(fail)?;
+            (node, vec![meta.fields[meta.id].name])
+        }
+    };
+    allow_payload_node(ctx, fields, node.id());
+    Ok((node, client_mutation_id))
+}
+
+/// Runs a `deleteMany`/`updateMany` from `input`; the count of nodes it touched and the
+/// `clientMutationId`.
+async fn write_many<R: Record>(ctx: &Context<'_>, call: Call<'_>) -> ServerResult<(i32, String)> {
+    let req = request(ctx)?;
+    let meta = R::META;
+    let fail = |e: ApiError| server_error(ctx, e);
+    let name = ctx.item.node.name.node.as_str();
+    let input_name = || svc_names::relay_input_type(name);
+    let (pos, mut input, client_mutation_id) = read_input(ctx, &input_name)?;
+    let filter = input.shift_remove("filter");
+    let filter = <Option<Filter<R>> as InputType>::parse(filter)
+        .map_err(|e| ServerError::new(e.into_server_error(pos).message, Some(pos)))?
+        .map(|f| f.cond);
+    let count = if matches!(call, Call::DeleteMany) {
+        write::delete_many(req, meta, filter).await
+    } else {
+        let data = match input.shift_remove("data") {
+            Some(data) => {
+                parse_input(meta, &data, None, pos, || {
+                    svc_names::update_many_data(meta.name)
+                })?
+                .values
+            }
+            None => Vec::new(),
+        };
+        write::update_many(req, meta, filter, data).await
+    };
+    Ok((count.map_err(fail)?, client_mutation_id))
+}
+
+/// Takes the required ID field `key` out of an input object.
 fn take_id(
     input: &mut IndexMap<Name, Value>,
+    key: &str,
     pos: Pos,
     type_name: &dyn Fn() -> String,
 ) -> ServerResult<String> {
-    match input.shift_remove("id") {
-        Some(Value::String(id)) => Ok(id),
-        _ => Err(ServerError::new(
-            format!(r#"Failed to parse "{}": `id` is required"#, type_name()),
+    match <ID as InputType>::parse(input.shift_remove(key)) {
+        Ok(id) => Ok(id.0),
+        Err(_) => Err(ServerError::new(
+            format!(r#"Failed to parse "{}": `{key}` is required"#, type_name()),
             Some(pos),
         )),
     }
 }
 
-/// A mutation's payload.
+/// `<op><R>(input: { <aName>Id, <bName>Id, clientMutationId })`: the `aName` field holds the id
+/// of the B node, the `bName` field the id of the A node (reference §2.7).
+async fn relation_mutation<S: ServiceDef>(
+    ctx: &Context<'_>,
+    r: usize,
+    op: RelOp,
+) -> ServerResult<Option<Value>> {
+    let service = S::META;
+    let rel = &service.relations[r];
+    let payload = async {
+        let req = request(ctx)?;
+        let input_name = || relation_input(rel, op);
+        let (pos, mut input, client_mutation_id) = read_input(ctx, &input_name)?;
+        let b_key = svc_names::relation_id_argument(rel.a_name);
+        let a_key = svc_names::relation_id_argument(rel.b_name);
+        let b_id = take_id(&mut input, &b_key, pos, &input_name)?;
+        let a_id = take_id(&mut input, &a_key, pos, &input_name)?;
+        let (a, b) = run_relation(req, service, r, op, &a_id, &b_id)
+            .await
+            .map_err(|e| server_error(ctx, e))?;
+        Ok(RelationPayload::<S> {
+            type_name: payload_name(op, rel.name),
+            rel,
+            a,
+            b,
+            client_mutation_id,
+            _service: PhantomData,
+        })
+    };
+    output(ctx, payload.await).await
+}
+
+/// The output type of a payload, named by its `type_name` (payload types are registered by
+/// name from the data tables, with the mutation root) and resolved field by field.
+macro_rules! payload_type {
+    (impl[$($g:tt)*] $ty:ty) => {
+        impl<$($g)*> OutputType for $ty {
+            fn type_name() -> Cow<'static, str> {
+                Cow::Borrowed("Payload")
+            }
+
+            fn introspection_type_name(&self) -> Cow<'static, str> {
+                Cow::Owned(self.type_name.clone())
+            }
+
+            fn create_type_info(_registry: &mut Registry) -> String {
+                Self::type_name().into_owned()
+            }
+
+            async fn resolve(
+                &self,
+                ctx: &ContextSelectionSet<'_>,
+                _field: &Positioned<async_graphql::parser::types::Field>,
+            ) -> ServerResult<Value> {
+                async_graphql::resolver_utils::resolve_container(ctx, self).await
+            }
+        }
+
+        impl<$($g)*> async_graphql::ObjectType for $ty {}
+    };
+}
+
+/// The fields every payload starts with, or `None` for the payload's own fields.
+async fn resolve_head<S: ServiceDef>(
+    ctx: &Context<'_>,
+    client_mutation_id: &str,
+) -> Option<ServerResult<Option<Value>>> {
+    match ctx.item.node.name.node.as_str() {
+        "viewer" => Some(output(ctx, Ok(Viewer::<S>::default())).await),
+        CLIENT_MUTATION_ID => Some(Ok(Some(Value::String(client_mutation_id.to_owned())))),
+        _ => None,
+    }
+}
+
+/// A model mutation's payload.
 struct Payload<S, R> {
     type_name: String,
     node: R,
@@ -349,39 +481,16 @@ struct Payload<S, R> {
     _service: PhantomData<fn() -> S>,
 }
 
-impl<S: ServiceDef, R: Record + OutputType> OutputType for Payload<S, R> {
-    fn type_name() -> Cow<'static, str> {
-        Cow::Borrowed("Payload")
-    }
-
-    /// The payload's own type (`CreatePostPayload`); payload types are registered by name from
-    /// the data tables, with the mutation root.
-    fn introspection_type_name(&self) -> Cow<'static, str> {
-        Cow::Owned(self.type_name.clone())
-    }
-
-    fn create_type_info(_registry: &mut Registry) -> String {
-        Self::type_name().into_owned()
-    }
-
-    async fn resolve(
-        &self,
-        ctx: &ContextSelectionSet<'_>,
-        _field: &Positioned<async_graphql::parser::types::Field>,
-    ) -> ServerResult<Value> {
-        async_graphql::resolver_utils::resolve_container(ctx, self).await
-    }
-}
-
-impl<S: ServiceDef, R: Record + OutputType> async_graphql::ObjectType for Payload<S, R> {}
+payload_type!(impl[S: ServiceDef, R: Record + OutputType] Payload<S, R>);
 
 impl<S: ServiceDef, R: Record + OutputType> ContainerType for Payload<S, R> {
     async fn resolve_field(&self, ctx: &Context<'_>) -> ServerResult<Option<Value>> {
+        if let Some(head) = resolve_head::<S>(ctx, &self.client_mutation_id).await {
+            return head;
+        }
         let meta = R::META;
         let name = ctx.item.node.name.node.as_str();
         match name {
-            "viewer" => return output(ctx, Ok(Viewer::<S>::default())).await,
-            CLIENT_MUTATION_ID => return Ok(Some(Value::String(self.client_mutation_id.clone()))),
             "edge" => return output(ctx, Ok(Edge(self.node.clone()))).await,
             "deletedId" if self.deleted => {
                 return Ok(Some(Value::String(self.node.id().to_owned())));
@@ -409,5 +518,63 @@ impl<S: ServiceDef, R: Record + OutputType> ContainerType for Payload<S, R> {
             count: false,
         };
         resolve_model(ctx, rel.target, call).await
+    }
+}
+
+/// A `deleteMany`/`updateMany` payload.
+struct Batch<S> {
+    type_name: String,
+    count: i32,
+    client_mutation_id: String,
+    _service: PhantomData<fn() -> S>,
+}
+
+payload_type!(impl[S: ServiceDef] Batch<S>);
+
+impl<S: ServiceDef> ContainerType for Batch<S> {
+    async fn resolve_field(&self, ctx: &Context<'_>) -> ServerResult<Option<Value>> {
+        if let Some(head) = resolve_head::<S>(ctx, &self.client_mutation_id).await {
+            return head;
+        }
+        match ctx.item.node.name.node.as_str() {
+            "count" => Ok(Some(Value::from(self.count))),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// A relation mutation's payload: the A and B nodes after it.
+struct RelationPayload<S> {
+    type_name: String,
+    rel: &'static RelationMeta,
+    a: Option<Row>,
+    b: Option<Row>,
+    client_mutation_id: String,
+    _service: PhantomData<fn() -> S>,
+}
+
+payload_type!(impl[S: ServiceDef] RelationPayload<S>);
+
+impl<S: ServiceDef> ContainerType for RelationPayload<S> {
+    async fn resolve_field(&self, ctx: &Context<'_>) -> ServerResult<Option<Value>> {
+        if let Some(head) = resolve_head::<S>(ctx, &self.client_mutation_id).await {
+            return head;
+        }
+        let rel = self.rel;
+        let name = ctx.item.node.name.node.as_str();
+        let sides = [
+            (rel.b_name, rel.a, self.a.as_ref()),
+            (rel.a_name, rel.b, self.b.as_ref()),
+        ];
+        for (side, model, row) in sides {
+            let meta = model_named(S::META, model);
+            if name == side {
+                return resolve_model(ctx, meta, Call::Row(row)).await;
+            }
+            if name == svc_names::relay_relation_edge_field(side) {
+                return resolve_edge_row(ctx, meta, row).await;
+            }
+        }
+        Ok(None)
     }
 }

@@ -10,48 +10,11 @@ use async_graphql::registry::{MetaField, Registry};
 use async_graphql::resolver_utils::ContainerType;
 use async_graphql::{Context, OutputType, ServerResult, Value};
 
+use crate::api::mutations::{REL_OPS, model_named, payload_name};
 use crate::api::registry::{meta_field, table_object};
 use crate::api::resolve::{Call, Resolved, output, resolve_model};
-use crate::engine::write::RelOp;
-use crate::model::{ModelMeta, Record, RelationMeta, ServiceDef, ServiceMeta, Visitor};
+use crate::model::{Record, RelationMeta, ServiceDef, Visitor};
 use crate::storage::Row;
-
-/// The relation mutations in the order of [`Payloads`].
-pub(crate) const REL_OPS: [RelOp; 4] = [RelOp::Set, RelOp::Unset, RelOp::AddTo, RelOp::RemoveFrom];
-
-/// The mutation field of `op` on `relation`: `set<R>`, `unset<R>`, `addTo<R>`, `removeFrom<R>`.
-pub(crate) fn field_name(op: RelOp, relation: &str) -> String {
-    match op {
-        RelOp::Set => svc_names::set_field(relation),
-        RelOp::Unset => svc_names::unset_field(relation),
-        RelOp::AddTo => svc_names::add_to_field(relation),
-        RelOp::RemoveFrom => svc_names::remove_from_field(relation),
-    }
-}
-
-/// The payload type of `op` on `relation`.
-fn payload_name(op: RelOp, relation: &str) -> String {
-    match op {
-        RelOp::Set => svc_names::set_payload(relation),
-        RelOp::Unset => svc_names::unset_payload(relation),
-        RelOp::AddTo => svc_names::add_to_payload(relation),
-        RelOp::RemoveFrom => svc_names::remove_from_payload(relation),
-    }
-}
-
-pub(crate) fn op_index(op: RelOp) -> usize {
-    REL_OPS.iter().position(|o| *o == op).unwrap_or(0)
-}
-
-/// The model named `name` (the data tables name a relation's sides by their models' names).
-pub(crate) fn model_named(service: &ServiceMeta, name: &str) -> &'static ModelMeta {
-    service
-        .models
-        .iter()
-        .copied()
-        .find(|m| m.name == name)
-        .unwrap_or(service.models[0])
-}
 
 /// The payload types of one relation's mutations.
 pub(crate) struct Payloads {

@@ -102,13 +102,24 @@ fn fragments() -> &'static str {
 /// One type through `__type(name:)`: `kind`, `name`, `fields` (with `args`), `inputFields`,
 /// `enumValues`, `possibleTypes`; `null` when there is no such type.
 pub(crate) async fn type_info(srv: &Server, name: &str) -> Value {
-    let query = format!(
+    let data = srv.data(&type_query(name)).await;
+    data["__type"].clone()
+}
+
+/// [`type_info`] of the API at `url` (the Relay API's, say), asked with the root token.
+pub(crate) async fn type_info_at(srv: &Server, url: &str, name: &str) -> Value {
+    let body = serde_json::json!({ "query": type_query(name) });
+    let res = srv.post_url_as(url, Some(srv.root_token()), &body).await;
+    assert!(res.get("errors").is_none(), "{res:#}");
+    res["data"]["__type"].clone()
+}
+
+fn type_query(name: &str) -> String {
+    format!(
         r#"query {{ __type(name: "{name}") {{ kind name fields {{ name args {{ ...InputValue }} type {{ ...TypeRef }} }} inputFields {{ ...InputValue }} enumValues {{ name }} possibleTypes {{ name }} }} }}
 {}"#,
         fragments()
-    );
-    let data = srv.data(&query).await;
-    data["__type"].clone()
+    )
 }
 
 /// A type reference in SDL notation: `[String!]!`.
