@@ -114,7 +114,8 @@ impl Envelope<'_> {
         let operation = request.operation_name.clone();
         let learned = match (known, request.parsed_query()) {
             (Some(None), Ok(doc)) => {
-                let plan = plan::compile(self.state.service, doc, operation.as_deref());
+                let api = self.plans.map_or(plan::Api::Simple, Plans::api);
+                let plan = plan::compile(self.state.service, api, doc, operation.as_deref());
                 let doc = plan.is_none().then(|| doc.clone());
                 Some((plan.map(Arc::new), doc))
             }

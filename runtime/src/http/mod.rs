@@ -27,7 +27,7 @@ use crate::api::system::{self, SystemSchema};
 use crate::auth::Auth;
 use crate::engine::State;
 use crate::model::ServiceDef;
-use crate::plan::Plans;
+use crate::plan::{Api, Plans};
 use nulls::Nullability;
 
 /// How deep a query may nest, and how many fields it may select; generous enough for every
@@ -59,8 +59,10 @@ pub struct Service<S: ServiceDef> {
     pub(super) permission_nulls: Nullability,
     /// The same for the Relay API.
     pub(super) relay_nulls: Nullability,
-    /// The compiled plans of the client API's query texts.
+    /// The compiled plans of the Simple API's query texts.
     pub(super) plans: Plans,
+    /// The same for the Relay API.
+    pub(super) relay_plans: Plans,
     pub(super) state: Arc<State>,
 }
 
@@ -129,7 +131,8 @@ impl<S: ServiceDef> Service<S> {
             permission_nulls,
             relay,
             relay_nulls,
-            plans: Plans::default(),
+            plans: Plans::new(Api::Simple),
+            relay_plans: Plans::new(Api::Relay),
             state,
         }
     }

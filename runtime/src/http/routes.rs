@@ -298,8 +298,12 @@ async fn client_api<S: ServiceDef>(
             RELAY => &service.relay_nulls,
             _ => &service.nulls,
         },
-        // Compiled plans answer the Simple API's queries.
-        plans: (api == SIMPLE).then_some(&service.plans),
+        // Compiled plans answer the client APIs' queries.
+        plans: match api {
+            SIMPLE => Some(&service.plans),
+            RELAY => Some(&service.relay_plans),
+            _ => None,
+        },
         request_id: &request_id,
         counter: &counter,
         principal: &principal,

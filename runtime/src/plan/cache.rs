@@ -6,7 +6,7 @@ use std::sync::{Arc, RwLock};
 
 use async_graphql::parser::types::ExecutableDocument;
 
-use super::Plan;
+use super::{Api, Plan};
 
 /// How many query texts the cache keeps; when full it starts again (clients send a few fixed
 /// texts, so this bounds only clients that build a new text per request).
@@ -21,10 +21,10 @@ const MAX_PLANNED_TEXT: usize = 16 * 1024;
 /// most a few MiB for a full cache.
 const MAX_KEPT_DOCUMENT: usize = 2 * 1024;
 
-/// The plans of the query texts seen so far, and for texts the executor answers, their
-/// parsed documents.
-#[derive(Default)]
+/// The plans of the query texts of one API seen so far, and for texts the executor answers,
+/// their parsed documents.
 pub struct Plans {
+    api: Api,
     by_query: RwLock<HashMap<String, Vec<Known>>>,
 }
 
@@ -45,6 +45,19 @@ pub struct Seen {
 }
 
 impl Plans {
+    /// The plans of `api`'s queries.
+    pub fn new(api: Api) -> Plans {
+        Plans {
+            api,
+            by_query: RwLock::default(),
+        }
+    }
+
+    /// The API whose queries the plans answer.
+    pub fn api(&self) -> Api {
+        self.api
+    }
+
     /// What is known of `query` run as `operation`: `None` when it has not been seen.
     pub fn get(&self, query: &str, operation: Option<&str>) -> Option<Seen> {
         if query.len() > MAX_PLANNED_TEXT {
@@ -104,7 +117,7 @@ mod tests {
     /// plan keep the plan alone; each operation of a text is known on its own.
     #[test]
     fn the_cache_keeps_documents_of_short_texts_without_a_plan() {
-        let plans = Plans::default();
+        let plans = Plans::new(Api::Simple);
         let text = "mutation A { a } mutation B { b }";
         assert!(plans.get(text, Some("A")).is_none(), "not seen yet");
         plans.insert(text, Some("A"), None, Some(doc(text)));

@@ -8,13 +8,17 @@ use async_graphql::parser::types::{
 };
 use async_graphql::{Name, Positioned};
 
-use super::{Args, CountField, Item, Keyed, Object, Plan, Root, Var, VarType};
+use super::{
+    Api, Args, ConnField, Connection, CountField, EdgeField, Item, Keyed, Object, PageInfoField,
+    Plan, Root, Var, VarType, ViewerItem,
+};
 use crate::model::{ModelMeta, ServiceMeta};
 use crate::storage::InlineReads;
 
-/// Compiles the operation `operation` of `doc`; `None` when it is not direct.
+/// Compiles the operation `operation` of `doc`, a query of `api`; `None` when it is not direct.
 pub fn compile(
     service: &'static ServiceMeta,
+    api: Api,
     doc: &ExecutableDocument,
     operation: Option<&str>,
 ) -> Option<Plan> {
@@ -51,6 +55,7 @@ pub fn compile(
     }
     let cx = Compile {
         service,
+        api,
         fragments: &doc.fragments,
     };
     let roots = cx
@@ -88,6 +93,7 @@ fn var_type(service: &ServiceMeta, ty: &str) -> Option<VarType> {
 /// What compiling a document needs.
 struct Compile<'a> {
     service: &'static ServiceMeta,
+    api: Api,
     fragments: &'a HashMap<Name, Positioned<FragmentDefinition>>,
 }
 
@@ -159,6 +165,13 @@ impl<'a> Compile<'a> {
         if name == "__typename" {
             return Some(keyed(field, Root::Typename));
         }
+        if self.api == Api::Relay {
+            if name != "viewer" {
+                return None;
+            }
+            let items = self.viewer(&field.selection_set)?;
+            return Some(keyed(field, Root::Viewer(items)));
+        }
         if matches!(name, "node" | "user" | "_empty") {
             return None;
         }
@@ -201,21 +214,106 @@ impl<'a> Compile<'a> {
             .collect()
     }
 
+    /// The Relay API's `viewer { … }`: `id`, `__typename`, `all<Plural>` and `<Type>(…)` (`user`
+    /// is the executor's).
+    fn viewer(&self, set: &'a Positioned<SelectionSet>) -> Option<Vec<Keyed<ViewerItem>>> {
+        self.fields(set, "Viewer")?
+            .into_iter()
+            .map(|f| {
+                let name = f.name.node.as_str();
+                let what = match name {
+                    "id" => ViewerItem::Id,
+                    "__typename" => ViewerItem::Typename,
+                    _ => {
+                        let meta = self.service.models.iter().find(|m| {
+                            name.strip_prefix("all") == Some(m.plural) || name == m.name
+                        })?;
+                        if name == meta.name {
+                            ViewerItem::One {
+                                args: args(f),
+                                object: self.object(meta, &f.selection_set)?,
+                            }
+                        } else {
+                            ViewerItem::All {
+                                args: args(f),
+                                conn: self.connection(meta, &f.selection_set)?,
+                            }
+                        }
+                    }
+                };
+                Some(keyed(f, what))
+            })
+            .collect()
+    }
+
+    /// The selection on a connection of nodes of `meta`: one `edges` with at most one `node`.
+    fn connection(
+        &self,
+        meta: &'static ModelMeta,
+        set: &'a Positioned<SelectionSet>,
+    ) -> Option<Connection> {
+        let mut node: Option<&'a Positioned<SelectionSet>> = None;
+        let mut edges_seen = false;
+        let mut fields = Vec::new();
+        for f in self.fields(set, &svc_names::connection_type(meta.name))? {
+            let what = match f.name.node.as_str() {
+                "__typename" => ConnField::Typename(svc_names::connection_type(meta.name)),
+                "count" => ConnField::Count,
+                "pageInfo" => ConnField::PageInfo(
+                    self.fields(&f.selection_set, "PageInfo")?
+                        .into_iter()
+                        .map(|p| {
+                            let what = match p.name.node.as_str() {
+                                "__typename" => PageInfoField::Typename,
+                                "hasNextPage" => PageInfoField::HasNextPage,
+                                "hasPreviousPage" => PageInfoField::HasPreviousPage,
+                                "startCursor" => PageInfoField::StartCursor,
+                                "endCursor" => PageInfoField::EndCursor,
+                                _ => return None,
+                            };
+                            Some(keyed(p, what))
+                        })
+                        .collect::<Option<_>>()?,
+                ),
+                "edges" if !edges_seen => {
+                    edges_seen = true;
+                    let mut items = Vec::new();
+                    for e in self.fields(&f.selection_set, &svc_names::edge_type(meta.name))? {
+                        let what = match e.name.node.as_str() {
+                            "__typename" => EdgeField::Typename(svc_names::edge_type(meta.name)),
+                            "cursor" => EdgeField::Cursor,
+                            "node" if node.is_none() => {
+                                node = Some(&e.selection_set);
+                                EdgeField::Node
+                            }
+                            _ => return None,
+                        };
+                        items.push(keyed(e, what));
+                    }
+                    ConnField::Edges(items)
+                }
+                _ => return None,
+            };
+            fields.push(keyed(f, what));
+        }
+        let mut object = match node {
+            Some(set) => self.object(meta, set)?,
+            None => Object {
+                meta,
+                items: Vec::new(),
+                columns: Vec::new(),
+            },
+        };
+        column(&mut object.columns, meta.id);
+        Some(Connection { fields, object })
+    }
+
     /// The selection on a node of `meta`.
     fn object(
         &self,
         meta: &'static ModelMeta,
         set: &'a Positioned<SelectionSet>,
     ) -> Option<Object> {
-        fn column(columns: &mut Vec<usize>, field: usize) -> usize {
-            match columns.iter().position(|&c| c == field) {
-                Some(at) => at,
-                None => {
-                    columns.push(field);
-                    columns.len() - 1
-                }
-            }
-        }
         let mut items = Vec::new();
         let mut columns: Vec<usize> = Vec::new();
         for f in self.fields(set, meta.name)? {
@@ -228,16 +326,25 @@ impl<'a> Compile<'a> {
                 let at = column(&mut columns, field);
                 Item::Scalar { field, at }
             } else if let Some(rel) = meta.relations.iter().position(|r| r.name == name) {
-                let object = self.object(meta.relations[rel].target, &f.selection_set)?;
-                Item::Related {
-                    rel,
-                    args: args(f),
-                    object,
+                let target = meta.relations[rel].target;
+                if self.api == Api::Relay && meta.relations[rel].list {
+                    Item::Connection {
+                        rel,
+                        args: args(f),
+                        conn: self.connection(target, &f.selection_set)?,
+                    }
+                } else {
+                    Item::Related {
+                        rel,
+                        args: args(f),
+                        object: self.object(target, &f.selection_set)?,
+                    }
                 }
-            } else if let Some(rel) = meta
-                .relations
-                .iter()
-                .position(|r| r.list && count_of == Some(r.name))
+            } else if self.api == Api::Simple
+                && let Some(rel) = meta
+                    .relations
+                    .iter()
+                    .position(|r| r.list && count_of == Some(r.name))
             {
                 Item::Count {
                     rel,
@@ -258,6 +365,17 @@ impl<'a> Compile<'a> {
             column(&mut object.columns, meta.id);
         }
         Some(object)
+    }
+}
+
+/// Where `field`'s column is in `columns`, added when missing.
+fn column(columns: &mut Vec<usize>, field: usize) -> usize {
+    match columns.iter().position(|&c| c == field) {
+        Some(at) => at,
+        None => {
+            columns.push(field);
+            columns.len() - 1
+        }
     }
 }
 

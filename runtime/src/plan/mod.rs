@@ -12,6 +12,12 @@
 //! directives, fragments on interfaces, or other repeated response keys: anything else is
 //! answered by the executor.
 //!
+//! The Relay API's plans ([`Api::Relay`]) cover `viewer { … }` with `id`, `__typename`,
+//! `all<Plural>` and `<Type>(…)`; lists are connections (`count`, `pageInfo`, one `edges` with
+//! `cursor` and at most one `node`), read as the executor reads them: one node more than asked
+//! on the side asked, dropped after it told the page facts ([`crate::query::Page::probe`]).
+//! `node(id)` and `viewer.user` are the executor's.
+//!
 //! A plan never reports an error. Whatever would be one (an argument that does not parse or
 //! breaks a paging rule, a field the requester may not read, a database error, a stored value
 //! that does not decode) makes the plan give up, and the executor answers the request as it
@@ -36,6 +42,14 @@ use crate::storage::InlineReads;
 pub use cache::{Plans, Seen};
 pub use compile::compile;
 pub use run::Execution;
+
+/// The API whose queries a plan answers: the two shape their roots and lists differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    Simple,
+    /// `viewer { … }` at the root; lists are connections.
+    Relay,
+}
 
 /// A compiled query.
 #[derive(Debug)]
@@ -143,6 +157,61 @@ enum Root {
         args: Args,
         fields: Vec<Keyed<CountField>>,
     },
+    /// The Relay API's `viewer`.
+    Viewer(Vec<Keyed<ViewerItem>>),
+}
+
+/// A field of the Relay API's `Viewer`.
+#[derive(Debug)]
+enum ViewerItem {
+    /// `id`: always `viewer-fixed`.
+    Id,
+    Typename,
+    /// `all<Plural>(…)`.
+    All {
+        args: Args,
+        conn: Connection,
+    },
+    /// `<Type>(<unique field>: …)`.
+    One {
+        args: Args,
+        object: Object,
+    },
+}
+
+/// A selection on a connection (`<Type>Connection`): its fields, and the selection on its
+/// nodes (`edges { node { … } }`), whose rows always hold the id (the cursor).
+#[derive(Debug)]
+struct Connection {
+    fields: Vec<Keyed<ConnField>>,
+    object: Object,
+}
+
+#[derive(Debug)]
+enum ConnField {
+    /// `__typename`, the connection type's name.
+    Typename(String),
+    Count,
+    PageInfo(Vec<Keyed<PageInfoField>>),
+    Edges(Vec<Keyed<EdgeField>>),
+}
+
+#[derive(Debug)]
+enum PageInfoField {
+    Typename,
+    HasNextPage,
+    HasPreviousPage,
+    StartCursor,
+    EndCursor,
+}
+
+#[derive(Debug)]
+enum EdgeField {
+    /// `__typename`, the edge type's name.
+    Typename(String),
+    Cursor,
+    /// `node`, as the connection's `object` selects it.
+    Node,
 }
 
 /// A selection on a model's object type.
@@ -174,6 +243,12 @@ enum Item {
         args: Args,
         fields: Vec<Keyed<CountField>>,
     },
+    /// A to-many relation field of the Relay API: a connection.
+    Connection {
+        rel: usize,
+        args: Args,
+        conn: Connection,
+    },
 }
 
 #[derive(Debug)]
@@ -192,8 +267,22 @@ impl Object {
     }
 
     fn has_relations(&self) -> bool {
-        self.items
+        self.items.iter().any(|i| i.what.is_relation())
+    }
+}
+
+impl Connection {
+    /// Whether the connection selects `count`.
+    fn counts(&self) -> bool {
+        self.fields
             .iter()
-            .any(|i| matches!(i.what, Item::Related { .. } | Item::Count { .. }))
+            .any(|f| matches!(f.what, ConnField::Count))
+    }
+}
+
+impl Item {
+    /// Whether the item reads more than the node's row.
+    fn is_relation(&self) -> bool {
+        !matches!(self, Item::Typename | Item::Scalar { .. })
     }
 }

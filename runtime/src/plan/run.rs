@@ -8,8 +8,10 @@ use std::pin::Pin;
 
 use async_graphql::{Name, Pos, Value, Variables};
 
-use super::json::{write_count, write_str, write_value};
-use super::{Args, Item, Object, Plan, Root};
+use super::json::{write_count, write_json, write_str, write_value};
+use super::{
+    Args, ConnField, Connection, EdgeField, Item, Object, PageInfoField, Plan, Root, ViewerItem,
+};
 use crate::auth::Principal;
 use crate::model::{Cells, ModelMeta, RelFieldMeta, Val};
 use crate::permissions::ReadTable;
@@ -80,7 +82,17 @@ enum Rel {
         offset: usize,
     },
     Counts(HashMap<String, i32>),
+    /// Each parent's connection: its nodes (a range of `inner`'s) and page facts, and its
+    /// count when the connection selects it.
+    Connection {
+        pages: HashMap<String, (Range<usize>, PageFacts)>,
+        inner: Fetched,
+        counts: Option<HashMap<String, i32>>,
+    },
 }
+
+/// `(hasNextPage, hasPreviousPage)`.
+type PageFacts = (bool, bool);
 
 type Fut<'a, T> = Pin<Box<dyn Future<Output = Option<T>> + Send + 'a>>;
 
@@ -100,57 +112,27 @@ impl Execution<'_> {
             out.extend_from_slice(root.key.as_bytes());
             match &root.what {
                 Root::Typename => write_str(&mut out, "Query"),
-                Root::All { args, object } => {
-                    let args = self.resolve(args)?;
-                    let page = ListArgs::from_values(object.meta, &args)?
-                        .page(object.meta)
-                        .ok()?;
-                    let nodes = |sql: &mut Sql| {
-                        push_select_columns(sql, object.meta, "t0", Some(&object.columns));
-                        push_page(sql, object.meta, "t0", &page);
-                    };
-                    let joined = if page.reads_backwards() {
-                        None
-                    } else {
-                        self.read_joined(object, &nodes).await
-                    };
-                    let fetched = match joined {
-                        Some(fetched) => fetched?,
-                        None => {
-                            let mut rows = self.rows(&nodes).await?;
-                            if page.reads_backwards() {
-                                rows.reverse();
-                            }
-                            self.fetch(object, rows).await?
-                        }
-                    };
-                    out.push(b'[');
-                    for j in 0..fetched.len() {
-                        if j > 0 {
+                Root::All { args, object } => self.write_list(&mut out, args, object).await?,
+                Root::One { args, object } => self.write_one(&mut out, args, object).await?,
+                Root::Viewer(items) => {
+                    out.push(b'{');
+                    for (n, item) in items.iter().enumerate() {
+                        if n > 0 {
                             out.push(b',');
                         }
-                        self.write_object(&mut out, object, &fetched, j)?;
-                    }
-                    out.push(b']');
-                }
-                Root::One { args, object } => {
-                    let args = self.resolve(args)?;
-                    let (field, val) = unique_arg(object.meta, &args)?;
-                    let find = |sql: &mut Sql| {
-                        push_find_row(sql, object.meta, field, &val, Some(&object.columns));
-                    };
-                    let fetched = match self.read_joined(object, &find).await {
-                        Some(fetched) => fetched?,
-                        None => {
-                            let rows = self.rows(&find).await?;
-                            self.fetch(object, rows).await?
+                        out.extend_from_slice(item.key.as_bytes());
+                        match &item.what {
+                            ViewerItem::Id => write_str(&mut out, VIEWER_ID),
+                            ViewerItem::Typename => write_str(&mut out, "Viewer"),
+                            ViewerItem::All { args, conn } => {
+                                self.write_root_connection(&mut out, args, conn).await?;
+                            }
+                            ViewerItem::One { args, object } => {
+                                self.write_one(&mut out, args, object).await?;
+                            }
                         }
-                    };
-                    if fetched.len() == 0 {
-                        out.extend_from_slice(b"null");
-                    } else {
-                        self.write_object(&mut out, object, &fetched, 0)?;
                     }
+                    out.push(b'}');
                 }
                 Root::Count { meta, args, fields } => {
                     let args = self.resolve(args)?;
@@ -167,6 +149,183 @@ impl Execution<'_> {
         }
         out.extend_from_slice(b"}}");
         Some(out)
+    }
+
+    /// `all<Plural>(…)`: the page's nodes as a list.
+    async fn write_list(&self, out: &mut Vec<u8>, args: &Args, object: &Object) -> Option<()> {
+        let args = self.resolve(args)?;
+        let page = ListArgs::from_values(object.meta, &args)?
+            .page(object.meta)
+            .ok()?;
+        let nodes = |sql: &mut Sql| {
+            push_select_columns(sql, object.meta, "t0", Some(&object.columns));
+            push_page(sql, object.meta, "t0", &page);
+        };
+        let joined = if page.reads_backwards() {
+            None
+        } else {
+            self.read_joined(object, &nodes).await
+        };
+        let fetched = match joined {
+            Some(fetched) => fetched?,
+            None => {
+                let mut rows = self.rows(&nodes).await?;
+                if page.reads_backwards() {
+                    rows.reverse();
+                }
+                self.fetch(object, rows).await?
+            }
+        };
+        out.push(b'[');
+        for j in 0..fetched.len() {
+            if j > 0 {
+                out.push(b',');
+            }
+            self.write_object(out, object, &fetched, j)?;
+        }
+        out.push(b']');
+        Some(())
+    }
+
+    /// `<Type>(<unique field>: …)`: the node, or `null`.
+    async fn write_one(&self, out: &mut Vec<u8>, args: &Args, object: &Object) -> Option<()> {
+        let args = self.resolve(args)?;
+        let (field, val) = unique_arg(object.meta, &args)?;
+        let find = |sql: &mut Sql| {
+            push_find_row(sql, object.meta, field, &val, Some(&object.columns));
+        };
+        let fetched = match self.read_joined(object, &find).await {
+            Some(fetched) => fetched?,
+            None => {
+                let rows = self.rows(&find).await?;
+                self.fetch(object, rows).await?
+            }
+        };
+        if fetched.len() == 0 {
+            out.extend_from_slice(b"null");
+            Some(())
+        } else {
+            self.write_object(out, object, &fetched, 0)
+        }
+    }
+
+    /// The Relay API's `all<Plural>(…)`: the page's nodes as a connection, read with one node
+    /// more on the side asked to learn the page facts (as the executor's connections are).
+    async fn write_root_connection(
+        &self,
+        out: &mut Vec<u8>,
+        args: &Args,
+        conn: &Connection,
+    ) -> Option<()> {
+        let object = &conn.object;
+        let meta = object.meta;
+        let args = self.resolve(args)?;
+        let page = ListArgs::from_values(meta, &args)?.page(meta).ok()?;
+        let probe = page.probe();
+        let mut rows = self
+            .rows(|sql: &mut Sql| {
+                push_select_columns(sql, meta, "t0", Some(&object.columns));
+                push_page(sql, meta, "t0", &probe);
+            })
+            .await?;
+        if probe.reads_backwards() {
+            rows.reverse();
+        }
+        let facts = page.trim_probe(&mut rows);
+        let count = if conn.counts() {
+            let sql = count_sql(self.backend(), meta, page.filter.as_ref());
+            let rows = self.exec().rows(sql).await.ok()?;
+            Some(match rows.first() {
+                Some(row) => count_to_i32(row.int64(0).ok()??),
+                None => 0,
+            })
+        } else {
+            None
+        };
+        let fetched = self.fetch(object, rows).await?;
+        let range = 0..fetched.len();
+        self.write_connection(out, conn, &fetched, range, facts, count)
+    }
+
+    /// Writes a connection whose nodes are `range` of `fetched`.
+    fn write_connection(
+        &self,
+        out: &mut Vec<u8>,
+        conn: &Connection,
+        fetched: &Fetched,
+        range: Range<usize>,
+        (has_next, has_previous): PageFacts,
+        count: Option<i32>,
+    ) -> Option<()> {
+        let id_at = conn.object.id_at();
+        let cursor = |j: usize| fetched.node(j).text(id_at).ok().flatten();
+        out.push(b'{');
+        for (n, field) in conn.fields.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(field.key.as_bytes());
+            match &field.what {
+                ConnField::Typename(name) => write_str(out, name),
+                ConnField::Count => write_json(out, &count?),
+                ConnField::PageInfo(items) => {
+                    out.push(b'{');
+                    for (m, item) in items.iter().enumerate() {
+                        if m > 0 {
+                            out.push(b',');
+                        }
+                        out.extend_from_slice(item.key.as_bytes());
+                        let end = match &item.what {
+                            PageInfoField::Typename => {
+                                write_str(out, "PageInfo");
+                                continue;
+                            }
+                            PageInfoField::HasNextPage => {
+                                write_json(out, &has_next);
+                                continue;
+                            }
+                            PageInfoField::HasPreviousPage => {
+                                write_json(out, &has_previous);
+                                continue;
+                            }
+                            PageInfoField::StartCursor => range.clone().next(),
+                            PageInfoField::EndCursor => range.clone().next_back(),
+                        };
+                        match end {
+                            Some(j) => write_str(out, cursor(j)?),
+                            None => out.extend_from_slice(b"null"),
+                        }
+                    }
+                    out.push(b'}');
+                }
+                ConnField::Edges(items) => {
+                    out.push(b'[');
+                    for (k, j) in range.clone().enumerate() {
+                        if k > 0 {
+                            out.push(b',');
+                        }
+                        out.push(b'{');
+                        for (m, item) in items.iter().enumerate() {
+                            if m > 0 {
+                                out.push(b',');
+                            }
+                            out.extend_from_slice(item.key.as_bytes());
+                            match &item.what {
+                                EdgeField::Typename(name) => write_str(out, name),
+                                EdgeField::Cursor => write_str(out, cursor(j)?),
+                                EdgeField::Node => {
+                                    self.write_object(out, &conn.object, fetched, j)?
+                                }
+                            }
+                        }
+                        out.push(b'}');
+                    }
+                    out.push(b']');
+                }
+            }
+        }
+        out.push(b'}');
+        Some(())
     }
 
     fn exec(&self) -> PlanReads<'_> {
@@ -186,6 +345,11 @@ impl Execution<'_> {
     fn may_read_root(&self, root: &Root) -> bool {
         match root {
             Root::All { object, .. } | Root::One { object, .. } => self.may_read(object),
+            Root::Viewer(items) => items.iter().all(|item| match &item.what {
+                ViewerItem::All { conn, .. } => self.may_read(&conn.object),
+                ViewerItem::One { object, .. } => self.may_read(object),
+                ViewerItem::Id | ViewerItem::Typename => true,
+            }),
             Root::Typename | Root::Count { .. } => true,
         }
     }
@@ -200,6 +364,7 @@ impl Execution<'_> {
         object.items.iter().all(|item| match &item.what {
             Item::Scalar { field, .. } => rules.passes(object.meta.fields[*field].name),
             Item::Related { object, .. } => self.may_read(object),
+            Item::Connection { conn, .. } => self.may_read(&conn.object),
             Item::Typename | Item::Count { .. } => true,
         })
     }
@@ -245,10 +410,7 @@ impl Execution<'_> {
         if !self.backend().joins_laterally() {
             return None;
         }
-        let mut relations = object
-            .items
-            .iter()
-            .filter(|i| matches!(i.what, Item::Related { .. } | Item::Count { .. }));
+        let mut relations = object.items.iter().filter(|i| i.what.is_relation());
         let (Some(item), None) = (relations.next(), relations.next()) else {
             return None;
         };
@@ -399,6 +561,40 @@ impl Execution<'_> {
                         };
                         rels.push(Rel::Counts(counts));
                     }
+                    Item::Connection { rel, args, conn } => {
+                        let field = &object.meta.relations[*rel];
+                        let page = self.relation_page(field, args)?;
+                        let mut found = if parents.is_empty() {
+                            HashMap::new()
+                        } else {
+                            let columns = &conn.object.columns;
+                            self.page_rows(field, &page.probe(), &parents, columns)
+                                .await?
+                        };
+                        let mut all = Vec::new();
+                        let mut pages = HashMap::with_capacity(found.len());
+                        for parent in &parents {
+                            if let Some(mut rows) = found.remove(*parent) {
+                                let facts = page.trim_probe(&mut rows);
+                                let start = all.len();
+                                all.extend(rows);
+                                pages.insert((*parent).to_owned(), (start..all.len(), facts));
+                            }
+                        }
+                        let counts = if conn.counts() && !parents.is_empty() {
+                            let filter = page.filter.as_ref();
+                            let sql = count_statement(self.backend(), field, filter, &parents);
+                            Some(by_parent_count(self.exec().rows(sql).await.ok()?).ok()?)
+                        } else {
+                            conn.counts().then(HashMap::new)
+                        };
+                        let inner = self.fetch(&conn.object, all).await?;
+                        rels.push(Rel::Connection {
+                            pages,
+                            inner,
+                            counts,
+                        });
+                    }
                     Item::Typename | Item::Scalar { .. } => {}
                 }
             }
@@ -451,7 +647,7 @@ impl Execution<'_> {
                     let (ranges, inner, inner_offset) = match rels.next()? {
                         Rel::Rows { ranges, inner } => (ranges, inner, None),
                         Rel::Joined { ranges, offset } => (ranges, fetched, Some(*offset)),
-                        Rel::Counts(_) => return None,
+                        Rel::Counts(_) | Rel::Connection { .. } => return None,
                     };
                     let write = |out: &mut Vec<u8>, j: usize| match inner_offset {
                         None => self.write_object(out, inner_object, inner, j),
@@ -485,6 +681,20 @@ impl Execution<'_> {
                     let id = node_id(&mut id, row, id_at)?;
                     write_count(out, fields, counts.get(id).copied().unwrap_or(0));
                 }
+                Item::Connection { conn, .. } => {
+                    let Some(Rel::Connection {
+                        pages,
+                        inner,
+                        counts,
+                    }) = rels.next()
+                    else {
+                        return None;
+                    };
+                    let id = node_id(&mut id, row, id_at)?;
+                    let (range, facts) = pages.get(id).cloned().unwrap_or((0..0, (false, false)));
+                    let count = counts.as_ref().map(|c| c.get(id).copied().unwrap_or(0));
+                    self.write_connection(out, conn, inner, range, facts, count)?;
+                }
             }
         }
         out.push(b'}');
@@ -509,6 +719,9 @@ fn unique_arg(meta: &ModelMeta, args: &[(Name, Value)]) -> Option<(usize, Val)> 
         .into_iter()
         .find_map(|(f, v)| v.filter(|v| !v.is_null()).map(|v| (f, v)))
 }
+
+/// The Relay API's `Viewer.id`.
+const VIEWER_ID: &str = "viewer-fixed";
 
 /// The level of nodes without relation fields read by their parents' statement: nothing more.
 const NONE: Fetched = Fetched {

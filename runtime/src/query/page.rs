@@ -61,6 +61,36 @@ impl Page {
         })
     }
 
+    /// The page read to learn whether more nodes lie beyond this one (the Relay API's
+    /// `hasNextPage`/`hasPreviousPage`): one node more on the side that was asked (`first` or
+    /// `last`; a checked page has one of them at most).
+    pub fn probe(&self) -> Page {
+        Page {
+            first: self.first.map(|f| f.saturating_add(1)),
+            last: self.last.map(|l| l.saturating_add(1)),
+            ..self.clone()
+        }
+    }
+
+    /// Drops the extra node of `nodes`, read in order by [`Page::probe`]: `(hasNextPage,
+    /// hasPreviousPage)`, true only when `first` (`last`) was given and more nodes follow (come
+    /// before).
+    pub fn trim_probe<T>(&self, nodes: &mut Vec<T>) -> (bool, bool) {
+        let mut facts = (false, false);
+        if let Some(f) = self.first {
+            let f = usize::try_from(f).unwrap_or(0);
+            facts.0 = nodes.len() > f;
+            nodes.truncate(f);
+        }
+        if let Some(l) = self.last {
+            let l = usize::try_from(l).unwrap_or(0);
+            facts.1 = nodes.len() > l;
+            let extra = nodes.len().saturating_sub(l);
+            nodes.drain(..extra);
+        }
+        facts
+    }
+
     /// With `last`, rows are read from the other end and reversed afterwards.
     pub fn reads_backwards(&self) -> bool {
         self.last.is_some()

@@ -192,30 +192,13 @@ async fn read_connection<R: Record>(
     source: Source<'_>,
     page: Page,
 ) -> Result<Connection<R>, ApiError> {
-    let (first, last) = (page.first, page.last);
     let filter = page.filter.clone();
-    // A checked page has `first` or `last`, not both (3014).
-    let mut probe = page;
-    probe.first = first.map(|f| f + 1);
-    probe.last = last.map(|l| l + 1);
     let flags = needs_flags::<R>(ctx, req);
     let mut nodes = match source {
-        Source::Root => read::list::<R>(req, probe, flags).await?,
-        Source::Related(at) => related::page::<R>(req, at, probe, flags).await?,
+        Source::Root => read::list::<R>(req, page.probe(), flags).await?,
+        Source::Related(at) => related::page::<R>(req, at, page.probe(), flags).await?,
     };
-    let mut has_next_page = false;
-    let mut has_previous_page = false;
-    if let Some(f) = first {
-        let f = usize::try_from(f).unwrap_or(0);
-        has_next_page = nodes.len() > f;
-        nodes.truncate(f);
-    }
-    if let Some(l) = last {
-        let l = usize::try_from(l).unwrap_or(0);
-        has_previous_page = nodes.len() > l;
-        let extra = nodes.len().saturating_sub(l);
-        nodes.drain(..extra);
-    }
+    let (has_next_page, has_previous_page) = page.trim_probe(&mut nodes);
     let info = PageInfo {
         has_next_page,
         has_previous_page,

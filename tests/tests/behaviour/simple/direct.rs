@@ -20,14 +20,19 @@ use serde_json::{Value, json};
 use crate::support::{Server, node_token, redact_request_ids};
 
 /// One response: its text, `Svc-Direct` and `Svc-Sql-Statements`.
-struct Answer {
-    text: String,
-    direct: String,
-    statements: String,
+pub(crate) struct Answer {
+    pub(crate) text: String,
+    pub(crate) direct: String,
+    pub(crate) statements: String,
 }
 
 async fn send(srv: &Server, token: Option<&str>, body: &Value) -> Answer {
-    let mut request = srv.anonymous().post(srv.api()).json(body);
+    send_to(srv, &srv.api(), token, body).await
+}
+
+/// [`send`] to the API at `url`.
+pub(crate) async fn send_to(srv: &Server, url: &str, token: Option<&str>, body: &Value) -> Answer {
+    let mut request = srv.anonymous().post(url).json(body);
     if let Some(token) = token {
         request = request.bearer_auth(token);
     }
@@ -79,10 +84,22 @@ fn redact_message_ids(value: Value) -> Value {
 /// request ids with them, and the same statement count (at most the same, when the plan
 /// answered).
 async fn compare(srv: &Server, token: Option<&str>, query: &str, variables: Value) -> bool {
+    compare_at(srv, &srv.api(), token, query, variables).await
+}
+
+/// [`compare`] on the API at `url`.
+pub(crate) async fn compare_at(
+    srv: &Server,
+    url: &str,
+    token: Option<&str>,
+    query: &str,
+    variables: Value,
+) -> bool {
     static FRESH: AtomicU32 = AtomicU32::new(0);
     let fresh = FRESH.fetch_add(1, Ordering::Relaxed);
-    let reference = send(
+    let reference = send_to(
         srv,
+        url,
         token,
         &json!({ "query": format!("{query}\n# reference {fresh}"), "variables": variables }),
     )
@@ -92,8 +109,8 @@ async fn compare(srv: &Server, token: Option<&str>, query: &str, variables: Valu
         "a new text is the executor's: {query}"
     );
     let body = json!({ "query": query, "variables": variables });
-    send(srv, token, &body).await;
-    let answer = send(srv, token, &body).await;
+    send_to(srv, url, token, &body).await;
+    let answer = send_to(srv, url, token, &body).await;
     // Objects compare without their key order: the executor writes the fields of an object in
     // the order their resolvers finish, plans in the order of the selection.
     assert_eq!(
@@ -124,7 +141,7 @@ async fn compare(srv: &Server, token: Option<&str>, query: &str, variables: Valu
 }
 
 /// Users with posts using every scalar kind (and nulls), comments, categories and a profile.
-async fn data_set(srv: &Server) {
+pub(crate) async fn data_set(srv: &Server) {
     srv.data(
         r#"mutation {
           a: createUser(email: "ann@example.com", name: "Ann", age: 41, role: ADMIN,
@@ -156,7 +173,7 @@ async fn data_set(srv: &Server) {
 /// [`data_set`] with n:m and self relations: the category "News" holds posts p1 and p2 and pins
 /// p2; Bob and Cid follow Ann, and Bob is her friend. Returns the ids of p1, p2, the category
 /// (`k`) and the three users (`a`, `b`, `c`).
-async fn linked_data_set(srv: &Server) -> HashMap<&'static str, String> {
+pub(crate) async fn linked_data_set(srv: &Server) -> HashMap<&'static str, String> {
     data_set(srv).await;
     let found = srv
         .data(r#"{ p1: Post(slug: "p1") { id } p2: Post(slug: "p2") { id } k: Category(name: "News") { id } a: User(email: "ann@example.com") { id } b: User(email: "bob@example.com") { id } c: User(email: "cid@example.com") { id } }"#)

@@ -3,7 +3,7 @@
 //! each request costs, the changes mutations hand to observers, and GraphQL over HTTP.
 
 mod changes;
-mod direct;
+pub(crate) mod direct;
 mod envelope;
 mod filters;
 pub(crate) mod introspection;
