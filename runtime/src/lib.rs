@@ -11,6 +11,7 @@
 //! launch        the service binary's command line, start-up, spawn
 //! http          routes, the request envelope, the reference's response shapes
 //! api           the GraphQL APIs: simple/, permission/, system/ (and shared schema pieces)
+//! events        committed changes as the subscriptions' events, and their bus
 //! engine, plan  reads, writes and the commit point; compiled read plans
 //! permissions   the compiled permission rules and permission queries as SQL
 //! query, migrate, auth   the SQL of reads; schema migrations; tokens and principals
@@ -23,6 +24,7 @@
 pub mod api;
 pub mod auth;
 pub mod engine;
+pub mod events;
 pub mod http;
 pub mod launch;
 pub mod migrate;
