@@ -1,7 +1,7 @@
 //! The HTTP server: routes ([`routes`]), the client APIs' request envelope (batching, variables as
 //! object or JSON text, compiled plans, [`envelope`]), the reference's response and error shapes
 //! ([`render`]) with GraphQL null propagation ([`nulls`]), request ids, CORS, the playground page
-//! and `/status`.
+//! (GraphiQL, its files served from the binary under `/playground/`) and `/status`.
 //!
 //! The `Authorization: Bearer` header is resolved once per HTTP request (`Auth::resolve`) and
 //! the principal goes into the engine's request of every GraphQL request of the envelope.
@@ -200,6 +200,10 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
                 .add((header::ACCESS_CONTROL_ALLOW_METHODS, "GET, POST, OPTIONS")),
         )
         .route("/status", web::get().to(routes::status))
+        .route(
+            &format!("{}{{name}}", svc_playground::PATH),
+            web::get().to(routes::playground_asset),
+        )
         .route("/system", web::post().to(routes::system::<S>))
         .route("/simple/v1/{id}", web::post().to(routes::api::<S, SIMPLE>))
         .route("/simple/v1/{id}", web::get().to(routes::playground::<S>))

@@ -1,6 +1,7 @@
 //! The routes' handlers: the client APIs (the Simple API and, for admins, the permission
-//! schema), the System API, the playground page, the introspection result, `/status`, and the
-//! response headers every answer carries.
+//! schema), the System API, the playground page and its files (GraphiQL, embedded in the
+//! binary by `svc-playground`), the introspection result, `/status`, and the response headers
+//! every answer carries.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -9,7 +10,6 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
 use async_graphql::Request;
-use async_graphql::http::{GraphQLPlaygroundConfig, playground_source};
 use serde::Serialize;
 
 use super::envelope::{Envelope, Outcome, parse_request};
@@ -50,11 +50,28 @@ pub(super) async fn playground_own(req: HttpRequest) -> HttpResponse {
 }
 
 /// The playground page of the API at `endpoint` (the page's own path: the Simple API's or the
-/// Relay API's).
+/// Relay API's). It loads only the files of [`playground_asset`], from the same origin, and its
+/// Content-Security-Policy keeps it there.
 fn playground_page(endpoint: &str) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
-        .body(playground_source(GraphQLPlaygroundConfig::new(endpoint)))
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            svc_playground::CONTENT_SECURITY_POLICY,
+        ))
+        .body(svc_playground::page(endpoint))
+}
+
+/// `GET /playground/<name>`: a file the playground page loads (404 for any other name).
+pub(super) async fn playground_asset(name: web::Path<String>) -> HttpResponse {
+    match svc_playground::asset(&name) {
+        Some(asset) => HttpResponse::Ok()
+            .content_type(asset.content_type)
+            .insert_header((header::CACHE_CONTROL, asset.cache_control))
+            .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+            .body(asset.bytes),
+        None => HttpResponse::NotFound().finish(),
+    }
 }
 
 /// `GET /simple/v1/<id>/schema.json` ([`SIMPLE`]) and `GET /relay/v1/<id>/schema.json`

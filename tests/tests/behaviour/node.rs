@@ -1,6 +1,6 @@
 //! Our node scripts (`tests/js/`) and the npm packages they use (graphql-http's audit,
-//! graphql-js, relay-compiler, Apollo Client): installed once per machine under
-//! `~/.cache/svc-npm/tests`, the scripts copied beside them, run with node.
+//! graphql-js, relay-compiler, Apollo Client, puppeteer-core driving Chromium): installed once
+//! per machine under `~/.cache/svc-npm/tests`, the scripts copied beside them, run with node.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -37,6 +37,9 @@ const GRAPHQL: &str = "graphql@16.15.0";
 const RELAY_COMPILER: &str = "relay-compiler@21.0.1";
 const APOLLO_CLIENT: &str = "@apollo/client@4.3.8";
 const RXJS: &str = "rxjs@7.8.2";
+/// Drives the machine's Chromium (it downloads no browser of its own: see the install below).
+/// 24.x: 25 needs Node.js 22.
+const PUPPETEER_CORE: &str = "puppeteer-core@24.43.1";
 
 /// Installs the npm packages (once) under `~/.cache/svc-npm/` and copies the script `name` of
 /// `tests/js/` beside them (ES modules resolve packages from the script's own folder); its
@@ -66,7 +69,9 @@ fn node_script(name: &str) -> Option<PathBuf> {
     let dir = home.join(".cache/svc-npm/tests");
     // The marker holds what was installed: another list of packages installs again.
     let marker = dir.join(".installed");
-    let packages = format!("{GRAPHQL_HTTP} {GRAPHQL} {RELAY_COMPILER} {APOLLO_CLIENT} {RXJS}");
+    let packages = format!(
+        "{GRAPHQL_HTTP} {GRAPHQL} {RELAY_COMPILER} {APOLLO_CLIENT} {RXJS} {PUPPETEER_CORE}"
+    );
     if std::fs::read_to_string(&marker).ok().as_deref() != Some(packages.as_str()) {
         std::fs::create_dir_all(&dir).expect("create the npm cache folder");
         std::fs::write(dir.join("package.json"), "{\"private\":true}\n")
@@ -82,7 +87,10 @@ fn node_script(name: &str) -> Option<PathBuf> {
                 RELAY_COMPILER,
                 APOLLO_CLIENT,
                 RXJS,
+                PUPPETEER_CORE,
             ])
+            // The tests use the machine's Chromium.
+            .env("PUPPETEER_SKIP_DOWNLOAD", "1")
             .current_dir(&dir)
             .output()
             .expect("npm runs");

@@ -1,6 +1,7 @@
 //! The Simple API (reference §2): queries, mutations, filters, ordering and pagination, scalars,
 //! the request envelope, the schema as introspection shows it, compiled plans, the statements
-//! each request costs, the changes mutations hand to observers, and GraphQL over HTTP.
+//! each request costs, the changes mutations hand to observers, GraphQL over HTTP, and the
+//! playground pages (of both APIs).
 
 mod changes;
 pub(crate) mod direct;
@@ -11,6 +12,7 @@ mod mutations;
 mod ordering;
 mod over_http;
 mod pagination;
+mod playground;
 mod queries;
 mod scalars;
 mod statements;
