@@ -39,57 +39,42 @@ const FOR_GOOD: &str = "public, max-age=31536000, immutable";
 #[cfg_attr(svc_playground_missing, allow(dead_code))]
 const REVALIDATE: &str = "no-cache";
 
+/// A third-party file the build script fetched into `OUT_DIR`, served under the same name
+/// (`$name` is the pieces of that name), for good.
+#[cfg(not(svc_playground_missing))]
+macro_rules! fetched {
+    ($content_type:expr, $($name:expr),+) => {
+        Asset {
+            name: concat!($($name),+),
+            content_type: $content_type,
+            cache_control: FOR_GOOD,
+            bytes: include_bytes!(concat!(env!("OUT_DIR"), "/", $($name),+)),
+        }
+    };
+}
+
 /// The embedded files, in the order the page loads them (the script of ours last).
 #[cfg(not(svc_playground_missing))]
 const ASSETS: &[Asset] = &[
-    Asset {
-        name: concat!("graphiql-", env!("SVC_PLAYGROUND_GRAPHIQL"), ".min.css"),
-        content_type: CSS,
-        cache_control: FOR_GOOD,
-        bytes: include_bytes!(concat!(
-            env!("OUT_DIR"),
-            "/graphiql-",
-            env!("SVC_PLAYGROUND_GRAPHIQL"),
-            ".min.css"
-        )),
-    },
-    Asset {
-        name: concat!("react-", env!("SVC_PLAYGROUND_REACT"), ".production.min.js"),
-        content_type: JS,
-        cache_control: FOR_GOOD,
-        bytes: include_bytes!(concat!(
-            env!("OUT_DIR"),
-            "/react-",
-            env!("SVC_PLAYGROUND_REACT"),
-            ".production.min.js"
-        )),
-    },
-    Asset {
-        name: concat!(
-            "react-dom-",
-            env!("SVC_PLAYGROUND_REACT_DOM"),
-            ".production.min.js"
-        ),
-        content_type: JS,
-        cache_control: FOR_GOOD,
-        bytes: include_bytes!(concat!(
-            env!("OUT_DIR"),
-            "/react-dom-",
-            env!("SVC_PLAYGROUND_REACT_DOM"),
-            ".production.min.js"
-        )),
-    },
-    Asset {
-        name: concat!("graphiql-", env!("SVC_PLAYGROUND_GRAPHIQL"), ".min.js"),
-        content_type: JS,
-        cache_control: FOR_GOOD,
-        bytes: include_bytes!(concat!(
-            env!("OUT_DIR"),
-            "/graphiql-",
-            env!("SVC_PLAYGROUND_GRAPHIQL"),
-            ".min.js"
-        )),
-    },
+    fetched!(
+        CSS,
+        "graphiql-",
+        env!("SVC_PLAYGROUND_GRAPHIQL"),
+        ".min.css"
+    ),
+    fetched!(
+        JS,
+        "react-",
+        env!("SVC_PLAYGROUND_REACT"),
+        ".production.min.js"
+    ),
+    fetched!(
+        JS,
+        "react-dom-",
+        env!("SVC_PLAYGROUND_REACT_DOM"),
+        ".production.min.js"
+    ),
+    fetched!(JS, "graphiql-", env!("SVC_PLAYGROUND_GRAPHIQL"), ".min.js"),
     // Ours: starts GraphiQL.
     Asset {
         name: "init.js",
