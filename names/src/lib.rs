@@ -353,6 +353,26 @@ pub const FIXED_TYPE_NAMES: [&str; 11] = [
     BATCH_PAYLOAD_TYPE,
 ];
 
+/// `{Type}SubscriptionFilter`: the `filter` argument of a subscription field (reference §4.3).
+pub fn subscription_filter(ty: &str) -> String {
+    format!("{ty}SubscriptionFilter")
+}
+
+/// `{Type}SubscriptionFilterNode`: its `node` condition, `{Type}Filter` without `AND`/`OR`.
+pub fn subscription_filter_node(ty: &str) -> String {
+    format!("{ty}SubscriptionFilterNode")
+}
+
+/// `{Type}SubscriptionPayload`: what a subscription field answers per event.
+pub fn subscription_payload(ty: &str) -> String {
+    format!("{ty}SubscriptionPayload")
+}
+
+/// `{Type}PreviousValues`: a node's scalar fields before an update or delete.
+pub fn previous_values(ty: &str) -> String {
+    format!("{ty}PreviousValues")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

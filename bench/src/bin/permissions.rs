@@ -93,6 +93,7 @@ async fn run() -> Result<(), String> {
         alias: Some("bench".into()),
         secret: Some("svc-bench-secret-0123456789abcdef".into()),
         master_token: Some(MASTER_TOKEN.into()),
+        keepalive_ms: 10_000,
     };
     let running =
         tokio::task::spawn_blocking(move || svc_runtime::spawn::<example_model::Service>(options))

@@ -5,6 +5,7 @@
 //! - [`relay`]: the Relay API's roots, connections and relation fields (its queries).
 //! - [`permission`]: the permission schema (`Some<Type>Exists`), served to admins.
 //! - [`system`]: the System API (tokens for the CLI and for functions).
+//! - [`subscriptions`]: the Simple API's Subscription root, fed by the event bus.
 //!
 //! What the APIs share sits beside them: schema registration from the tables ([`registry`]), the
 //! model-dependent input types ([`inputs`]), argument reading ([`args`]), the per-model entry
@@ -24,6 +25,7 @@ pub mod resolve;
 pub mod roots;
 pub mod shape;
 pub mod simple;
+pub mod subscriptions;
 pub mod system;
 pub mod writes;
 

@@ -171,36 +171,54 @@ pub(crate) fn register_filter(registry: &mut Registry, meta: &'static ModelMeta)
                 input_value(name.to_owned(), list_of_self.clone()),
             );
         }
-        for field in meta.fields {
-            let suffixes = suffixes(field);
-            if suffixes.is_empty() {
-                continue;
-            }
-            let ty = register_value_type(registry, field);
-            for suffix in suffixes {
-                let key = svc_names::filter_key(field.name, suffix);
-                let ty = if svc_names::filter_takes_list(suffix) {
-                    format!("[{ty}!]")
-                } else {
-                    ty.clone()
-                };
-                fields.insert(key.clone(), input_value(key, ty));
-            }
-        }
-        for rel in meta.relations {
-            let ty = register_filter(registry, rel.target);
-            let suffixes: &[&str] = if rel.list {
-                svc_names::TO_MANY_FILTERS
-            } else {
-                &[""]
-            };
-            for suffix in suffixes {
-                let key = svc_names::filter_key(rel.name, suffix);
-                fields.insert(key.clone(), input_value(key, ty.clone()));
-            }
-        }
+        fields.extend(filter_fields(registry, meta));
         fields
     })
+}
+
+/// Registers `<Type>SubscriptionFilterNode` of `meta`: `<Type>Filter` without `AND` and `OR`
+/// (reference §4.3); its name.
+pub(crate) fn register_node_filter(registry: &mut Registry, meta: &'static ModelMeta) -> String {
+    let name = svc_names::subscription_filter_node(meta.name);
+    register_input(registry, name, |registry| filter_fields(registry, meta))
+}
+
+/// The fields of `<Type>Filter` after `AND` and `OR`: the scalar conditions, then the relation
+/// filters.
+fn filter_fields(
+    registry: &mut Registry,
+    meta: &'static ModelMeta,
+) -> IndexMap<String, MetaInputValue> {
+    let mut fields = IndexMap::new();
+    for field in meta.fields {
+        let suffixes = suffixes(field);
+        if suffixes.is_empty() {
+            continue;
+        }
+        let ty = register_value_type(registry, field);
+        for suffix in suffixes {
+            let key = svc_names::filter_key(field.name, suffix);
+            let ty = if svc_names::filter_takes_list(suffix) {
+                format!("[{ty}!]")
+            } else {
+                ty.clone()
+            };
+            fields.insert(key.clone(), input_value(key, ty));
+        }
+    }
+    for rel in meta.relations {
+        let ty = register_filter(registry, rel.target);
+        let suffixes: &[&str] = if rel.list {
+            svc_names::TO_MANY_FILTERS
+        } else {
+            &[""]
+        };
+        for suffix in suffixes {
+            let key = svc_names::filter_key(rel.name, suffix);
+            fields.insert(key.clone(), input_value(key, ty.clone()));
+        }
+    }
+    fields
 }
 
 /// Registers `<Type>OrderBy` of `meta` (`{field}_ASC`, `{field}_DESC` for every field it orders

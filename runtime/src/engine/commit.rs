@@ -71,6 +71,12 @@ pub trait Observer: Send + Sync {
     /// they were written, on the request's task right after the commit: queue the work, do not
     /// block.
     fn committed(&self, changes: &[Change]);
+
+    /// Whether the observer wants changes now: a mutation records its changes (and reads what
+    /// they need) only when one does. An event bus nobody listens to does not.
+    fn active(&self) -> bool {
+        true
+    }
 }
 
 /// A mutation's statements (its transaction and the request's statement counter), and the
@@ -184,7 +190,10 @@ where
                 counter: req.counter(),
             },
             service: req.state().service,
-            changes: (!observers.is_empty()).then(|| Mutex::new(Vec::new())),
+            changes: observers
+                .iter()
+                .any(|o| o.active())
+                .then(|| Mutex::new(Vec::new())),
         };
         let done = match body()(&writes).await {
             Ok(out) => {

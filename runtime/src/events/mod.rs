@@ -100,6 +100,10 @@ impl Default for LocalBus {
 }
 
 impl Observer for LocalBus {
+    fn active(&self) -> bool {
+        self.sender.receiver_count() > 0
+    }
+
     fn committed(&self, changes: &[Change]) {
         let events = events_of(changes);
         if !events.is_empty() {

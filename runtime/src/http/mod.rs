@@ -10,6 +10,7 @@ mod envelope;
 mod nulls;
 mod render;
 mod routes;
+mod subscriptions;
 
 use std::sync::Arc;
 
@@ -23,9 +24,11 @@ use crate::api::permission::PermissionQuery;
 use crate::api::relay;
 use crate::api::shape::Shape;
 use crate::api::simple::{Mutation, Query};
+use crate::api::subscriptions::{Events, Subscription};
 use crate::api::system::{self, SystemSchema};
 use crate::auth::Auth;
 use crate::engine::State;
+use crate::events::EventBus;
 use crate::model::ServiceDef;
 use crate::plan::{Api, Plans};
 use nulls::Nullability;
@@ -44,7 +47,7 @@ pub const DIRECT_HEADER: &str = "Svc-Direct";
 
 /// Everything the HTTP handlers share.
 pub struct Service<S: ServiceDef> {
-    pub schema: Schema<Query<S>, Mutation<S>, EmptySubscription>,
+    pub schema: Schema<Query<S>, Mutation<S>, Subscription<S>>,
     /// The Relay API.
     pub relay: Schema<relay::Query<S>, relay::Mutation<S>, EmptySubscription>,
     /// The permission schema (`Some<Type>Exists`), served at `/permissions` to admins.
@@ -63,6 +66,8 @@ pub struct Service<S: ServiceDef> {
     pub(super) plans: Plans,
     /// The same for the Relay API.
     pub(super) relay_plans: Plans,
+    /// How often subscription sockets get a keep-alive message (`None`: never).
+    pub(super) keepalive: Option<std::time::Duration>,
     pub(super) state: Arc<State>,
 }
 
@@ -71,6 +76,7 @@ impl<S: ServiceDef> Service<S> {
     /// `authenticateCustomer` accepts.
     pub fn new(
         state: Arc<State>,
+        events: Arc<dyn EventBus>,
         service_id: String,
         alias: String,
         master_token: Option<String>,
@@ -79,10 +85,11 @@ impl<S: ServiceDef> Service<S> {
         let schema = Schema::build(
             Query::<S>::default(),
             Mutation::<S>::default(),
-            EmptySubscription,
+            Subscription::<S>::default(),
         )
         .data(state.clone())
         .data(tables.clone())
+        .data(Events(events))
         .limit_depth(MAX_DEPTH)
         .limit_complexity(MAX_COMPLEXITY)
         .finish();
@@ -133,8 +140,15 @@ impl<S: ServiceDef> Service<S> {
             relay_nulls,
             plans: Plans::new(Api::Simple),
             relay_plans: Plans::new(Api::Relay),
+            keepalive: Some(std::time::Duration::from_secs(10)),
             state,
         }
+    }
+
+    /// Sets the interval of subscription sockets' keep-alive messages, in milliseconds (0: none).
+    pub fn with_keepalive(mut self, ms: u64) -> Self {
+        self.keepalive = (ms > 0).then(|| std::time::Duration::from_millis(ms));
+        self
     }
 
     pub(super) fn knows(&self, id: &str) -> bool {
@@ -175,12 +189,17 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
                 .service(
                     web::resource(format!("/simple/v1/{id}"))
                         .route(web::post().to(routes::own_api::<S, SIMPLE>))
-                        .route(web::get().to(routes::playground_own))
+                        .route(web::get().to(subscriptions::own_simple_get::<S>))
                         .default_service(web::route().to(routes::fallback)),
                 )
                 .service(
                     web::resource(format!("/simple/v1/{id}/permissions"))
                         .route(web::post().to(routes::own_api::<S, PERMISSIONS>))
+                        .default_service(web::route().to(routes::fallback)),
+                )
+                .service(
+                    web::resource(format!("/subscriptions/v1/{id}"))
+                        .route(web::get().to(subscriptions::own_socket::<S>))
                         .default_service(web::route().to(routes::fallback)),
                 )
                 .service(
@@ -206,7 +225,14 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
         )
         .route("/system", web::post().to(routes::system::<S>))
         .route("/simple/v1/{id}", web::post().to(routes::api::<S, SIMPLE>))
-        .route("/simple/v1/{id}", web::get().to(routes::playground::<S>))
+        .route(
+            "/simple/v1/{id}",
+            web::get().to(subscriptions::simple_get::<S>),
+        )
+        .route(
+            "/subscriptions/v1/{id}",
+            web::get().to(subscriptions::socket::<S>),
+        )
         .route(
             "/simple/v1/{id}/schema.json",
             web::get().to(routes::schema_json::<S, SIMPLE>),

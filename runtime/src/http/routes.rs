@@ -117,7 +117,7 @@ pub(super) fn request_error(code: u32, message: &str, request_id: &str) -> HttpR
     )
 }
 
-fn project_not_found(id: &str, request_id: &str) -> HttpResponse {
+pub(super) fn project_not_found(id: &str, request_id: &str) -> HttpResponse {
     request_error(3016, &format!("Project not found: '{id}'"), request_id)
 }
 

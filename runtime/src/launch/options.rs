@@ -35,6 +35,10 @@ pub struct Options {
         value_name = "TOKEN"
     )]
     pub master_token: Option<String>,
+    /// Milliseconds between the keep-alive messages of subscription sockets (`ka` of
+    /// `graphql-ws`, `keepalive` of `graphql-subscriptions`); 0 sends none.
+    #[arg(long, env = "SVC_KEEPALIVE_MS", default_value_t = 10_000)]
+    pub keepalive_ms: u64,
 }
 
 /// Secrets stay out of debug output.
@@ -48,6 +52,7 @@ impl fmt::Debug for Options {
             .field("alias", &self.alias)
             .field("secret", &hidden(&self.secret))
             .field("master_token", &hidden(&self.master_token))
+            .field("keepalive_ms", &self.keepalive_ms)
             .finish()
     }
 }

@@ -8,6 +8,7 @@ use super::Options;
 use super::options::redact;
 use crate::auth::{Auth, SecretError, service_secret};
 use crate::engine::{Observer, State};
+use crate::events::LocalBus;
 use crate::http::{Service, bind};
 use crate::migrate::{self, Hints, MigrationError, Outcome, Schema, ddl};
 use crate::model::{ServiceDef, cuid};
@@ -128,6 +129,7 @@ pub async fn start<S: ServiceDef>(
     options: Options,
     observers: Vec<Arc<dyn Observer>>,
 ) -> Result<Started, StartError> {
+    let keepalive_ms = options.keepalive_ms;
     let (db, database_url) = open::<S>(options.database_url).await?;
     let stored_id = meta_value(&db, "service_id", cuid())
         .await
@@ -142,6 +144,10 @@ pub async fn start<S: ServiceDef>(
         options.secret.as_deref(),
     )
     .await?;
+    // The subscriptions' event bus observes every commit, beside the caller's observers.
+    let events = Arc::new(LocalBus::default());
+    let mut observers = observers;
+    observers.push(events.clone());
     let state = Arc::new(State {
         db,
         service: S::META,
@@ -151,10 +157,12 @@ pub async fn start<S: ServiceDef>(
     });
     let svc = Service::<S>::new(
         state,
+        events,
         service_id.clone(),
         alias.clone(),
         options.master_token,
-    );
+    )
+    .with_keepalive(keepalive_ms);
     let port = options.port;
     let (server, port) = bind(svc, port).map_err(|source| StartError::Listen { port, source })?;
     Ok(Started {

@@ -82,3 +82,4 @@ mod relations;
 mod relay;
 mod simple;
 mod storage;
+mod subscriptions;

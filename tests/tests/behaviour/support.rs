@@ -23,6 +23,9 @@ const DEFAULT_POSTGRES_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 pub const SECRET: &str = "svc-tests-secret-0123456789abcdef";
 /// The master token the test servers accept in `authenticateCustomer` (`SVC_MASTER_TOKEN`).
 pub const MASTER_TOKEN: &str = "svc-tests-master-token";
+/// Milliseconds between the keep-alive messages of the test servers' subscription sockets: short,
+/// so a test sees them without waiting the default 10 s.
+pub const KEEPALIVE_MS: u64 = 300;
 
 /// The database a test server runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,6 +234,7 @@ impl Server {
             alias: Some(ALIAS.into()),
             secret: secret.map(str::to_owned),
             master_token: Some(MASTER_TOKEN.into()),
+            keepalive_ms: KEEPALIVE_MS,
         };
         let observers = self.observers.clone();
         let running = tokio::task::spawn_blocking(move || {

@@ -418,6 +418,7 @@ db_cases! {
                 alias: Some("migrating".into()),
                 secret: Some("svc-test-secret-0123456789abcdef".into()),
                 master_token: None,
+                keepalive_ms: 10_000,
             };
             tokio::task::spawn_blocking(move || svc_runtime::spawn::<example_model::Service>(options))
                 .await

@@ -1,0 +1,222 @@
+//! The Subscription root of the Simple API (reference §4.3): `<Type>(filter:
+//! <Type>SubscriptionFilter): <Type>SubscriptionPayload` per model. A subscription field is a
+//! stream: it listens to the service's [`EventBus`] and, for every event of its model that its
+//! filter lets through ([`filter`]), answers its selection on the event's payload
+//! ([`payload`]), resolved like a query's, with the subscriber's read permissions.
+//!
+//! Each event is resolved with a request of its own (`engine::Request`, holding the
+//! subscriber's principal): batches and permission checks never carry over from one event to
+//! the next. The node is read as it is after the commit; a `DELETED` payload is built from the
+//! previous values alone.
+
+mod filter;
+mod payload;
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use async_graphql::futures_util::Stream;
+use async_graphql::indexmap::IndexMap;
+use async_graphql::registry::{MetaType, Registry};
+use async_graphql::{
+    Context, Data, OutputType, QueryPathNode, QueryPathSegment, Response, ServerError,
+    SubscriptionType, Value,
+};
+use tokio::sync::broadcast::error::RecvError;
+
+pub use payload::ModelMutationType;
+
+use self::filter::SubscriptionFilter;
+use self::payload::Payload;
+use crate::api::args::raw_arg;
+use crate::api::registry::{input_value, meta_field, object};
+use crate::api::roots::register_records;
+use crate::auth::Principal;
+use crate::engine::{Request, State};
+use crate::events::{Event, EventBus};
+use crate::model::{ModelMeta, ServiceDef};
+use crate::storage::Counter;
+
+/// The Subscription root type of the Simple API.
+pub struct Subscription<S> {
+    _service: PhantomData<fn() -> S>,
+}
+
+impl<S: ServiceDef> Default for Subscription<S> {
+    fn default() -> Self {
+        Subscription {
+            _service: PhantomData,
+        }
+    }
+}
+
+/// The event bus a service's subscriptions listen to, kept in the schema's data.
+#[derive(Clone)]
+pub struct Events(pub Arc<dyn EventBus>);
+
+impl<S: ServiceDef> SubscriptionType for Subscription<S> {
+    fn type_name() -> Cow<'static, str> {
+        Cow::Borrowed("Subscription")
+    }
+
+    fn create_type_info(registry: &mut Registry) -> String {
+        registry.create_subscription_type::<Self, _>(|registry| {
+            register_records::<S>(registry);
+            let mut fields = IndexMap::new();
+            for meta in S::META.models {
+                let filter = filter::register(registry, meta);
+                let payload = payload::register(registry, meta);
+                let args = IndexMap::from([(
+                    "filter".to_owned(),
+                    input_value("filter".to_owned(), filter),
+                )]);
+                let field = meta_field(meta.name, payload, args, None);
+                fields.insert(meta.name.to_owned(), field);
+            }
+            let mut root = object::<Self>("Subscription".to_owned(), fields);
+            if let MetaType::Object {
+                is_subscription, ..
+            } = &mut root
+            {
+                *is_subscription = true;
+            }
+            root
+        })
+    }
+
+    fn is_empty() -> bool {
+        S::META.models.is_empty()
+    }
+
+    fn create_field_stream<'a>(
+        &'a self,
+        ctx: &'a Context<'_>,
+    ) -> Option<Pin<Box<dyn Stream<Item = Response> + Send + 'a>>> {
+        let name = ctx.item.node.name.node.as_str();
+        let meta = *S::META.models.iter().find(|m| m.name == name)?;
+        Some(Box::pin(events(ctx, meta)))
+    }
+}
+
+/// The stream of a subscription field on `meta`'s nodes: one response per event its filter
+/// lets through. A field that cannot listen (no bus, a filter that does not parse) answers one
+/// error and ends.
+fn events<'a>(ctx: &'a Context<'_>, meta: &'static ModelMeta) -> impl Stream<Item = Response> + 'a {
+    let setup = (|| {
+        let bus = ctx
+            .data_opt::<Events>()
+            .ok_or_else(|| ServerError::new("subscriptions are not served here", None))?;
+        let filter = match raw_arg(ctx, "filter")? {
+            Some((pos, value)) => SubscriptionFilter::parse(meta, &value)
+                .map_err(|e| ServerError::new(e, Some(pos)))?,
+            None => SubscriptionFilter::default(),
+        };
+        Ok::<_, ServerError>((bus.0.subscribe(), filter))
+    })();
+    let state = match setup {
+        Ok((receiver, filter)) => Listening::Open {
+            receiver,
+            filter,
+            pending: VecDeque::new(),
+        },
+        Err(e) => Listening::Failed(e),
+    };
+    async_graphql::futures_util::stream::unfold(state, move |state| async move {
+        match state {
+            Listening::Failed(e) => Some((Response::from_errors(vec![e]), Listening::Done)),
+            Listening::Done => None,
+            Listening::Open {
+                mut receiver,
+                filter,
+                mut pending,
+            } => loop {
+                if let Some(event) = pending.pop_front() {
+                    if let Some(response) = deliver(ctx, meta, &filter, event).await {
+                        let state = Listening::Open {
+                            receiver,
+                            filter,
+                            pending,
+                        };
+                        return Some((response, state));
+                    }
+                    continue;
+                }
+                match receiver.recv().await {
+                    Ok(batch) => pending.extend(
+                        batch
+                            .iter()
+                            .filter(|e| std::ptr::eq(e.model, meta) && filter.listens_to(e.kind))
+                            .cloned(),
+                    ),
+                    // Events this listener fell too far behind to see are gone; the next ones
+                    // are not.
+                    Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => return None,
+                }
+            },
+        }
+    })
+}
+
+/// Where a subscription field's stream stands.
+enum Listening {
+    Open {
+        receiver: tokio::sync::broadcast::Receiver<crate::events::Batch>,
+        filter: SubscriptionFilter,
+        /// Events of the last batch still to answer, in commit order.
+        pending: VecDeque<Event>,
+    },
+    Failed(ServerError),
+    Done,
+}
+
+/// The response to `event`, or `None` when the filter drops it.
+async fn deliver(
+    ctx: &Context<'_>,
+    meta: &'static ModelMeta,
+    filter: &SubscriptionFilter,
+    event: Event,
+) -> Option<Response> {
+    let state = ctx.data_opt::<Arc<State>>()?;
+    let principal = ctx.data_opt::<Principal>().cloned().unwrap_or_default();
+    let req = Request::new(state.clone(), Arc::new(Counter::new()), principal);
+    match filter.passes(&req, meta, &event).await {
+        Ok(true) => {}
+        Ok(false) => return None,
+        Err(e) => {
+            return Some(Response::from_errors(vec![ServerError::new(
+                e.message(),
+                None,
+            )]));
+        }
+    }
+    let field_name = ctx.item.node.response_key().node.clone();
+    let mut data = Data::default();
+    data.insert(req);
+    let selection = ctx.query_env.create_context(
+        ctx.schema_env,
+        Some(QueryPathNode {
+            parent: None,
+            segment: QueryPathSegment::Name(&field_name),
+        }),
+        &ctx.item.node.selection_set,
+        Some(&data),
+    );
+    let payload = Payload { meta, event };
+    let mut response = match OutputType::resolve(&payload, &selection, ctx.item).await {
+        Ok(value) => Response::new(Value::Object(IndexMap::from([(field_name.clone(), value)]))),
+        Err(e) => Response::from_errors(vec![e]),
+    };
+    let errors = std::mem::take(
+        &mut *ctx
+            .query_env
+            .errors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()),
+    );
+    response.errors.extend(errors);
+    Some(response)
+}

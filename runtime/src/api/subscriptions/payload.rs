@@ -1,0 +1,214 @@
+//! `<Type>SubscriptionPayload { mutation, node, updatedFields, previousValues }` and
+//! `<Type>PreviousValues` (reference §4.3).
+//!
+//! `node` is the node as it is after the commit, read with the subscriber's read permissions
+//! (null for `DELETED`); `updatedFields` the scalar fields an update supplied (null for the other
+//! kinds); `previousValues` the node's scalar fields before an update or delete (null for
+//! `CREATED`). A previous value the subscriber may read only through a permission query is an
+//! `Insufficient Permissions` error at its path: the node it would be checked against may be
+//! gone.
+
+use std::borrow::Cow;
+
+use async_graphql::indexmap::IndexMap;
+use async_graphql::registry::Registry;
+use async_graphql::resolver_utils::ContainerType;
+use async_graphql::{
+    Context, ContextSelectionSet, Enum, Name, OutputType, Positioned, ServerResult, Value,
+};
+
+use crate::api::registry::{meta_field, register_object, register_value_type};
+use crate::api::request;
+use crate::api::resolve::{Call, output, resolve_model};
+use crate::engine::ChangeKind;
+use crate::events::Event;
+use crate::model::{ApiError, FieldMeta, ModelMeta, Val, format_datetime};
+
+/// `_ModelMutationType`: what happened to the node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+#[graphql(name = "_ModelMutationType")]
+pub enum ModelMutationType {
+    #[graphql(name = "CREATED")]
+    Created,
+    #[graphql(name = "UPDATED")]
+    Updated,
+    #[graphql(name = "DELETED")]
+    Deleted,
+}
+
+impl From<ChangeKind> for ModelMutationType {
+    fn from(kind: ChangeKind) -> Self {
+        match kind {
+            ChangeKind::Created => ModelMutationType::Created,
+            ChangeKind::Updated => ModelMutationType::Updated,
+            ChangeKind::Deleted => ModelMutationType::Deleted,
+        }
+    }
+}
+
+/// The fields of `<Type>PreviousValues`: every exposed scalar field.
+fn previous_fields(meta: &'static ModelMeta) -> impl Iterator<Item = (usize, &'static FieldMeta)> {
+    meta.fields.iter().enumerate().filter(|(_, f)| f.exposed)
+}
+
+/// Registers `<Type>SubscriptionPayload` (and `<Type>PreviousValues`); its name.
+pub(super) fn register(registry: &mut Registry, meta: &'static ModelMeta) -> String {
+    let previous = register_object(
+        registry,
+        svc_names::previous_values(meta.name),
+        |registry| {
+            previous_fields(meta)
+                .map(|(_, f)| {
+                    let ty = register_value_type(registry, f);
+                    let ty = if f.list {
+                        format!("[{ty}!]")
+                    } else if f.required {
+                        format!("{ty}!")
+                    } else {
+                        ty
+                    };
+                    (
+                        f.name.to_owned(),
+                        meta_field(f.name, ty, IndexMap::new(), None),
+                    )
+                })
+                .collect()
+        },
+    );
+    register_object(
+        registry,
+        svc_names::subscription_payload(meta.name),
+        |registry| {
+            let kind = <ModelMutationType as OutputType>::create_type_info(registry);
+            let none = IndexMap::new;
+            IndexMap::from([
+                (
+                    "mutation".to_owned(),
+                    meta_field("mutation", kind, none(), None),
+                ),
+                (
+                    "node".to_owned(),
+                    meta_field("node", meta.name.to_owned(), none(), None),
+                ),
+                (
+                    "updatedFields".to_owned(),
+                    meta_field("updatedFields", "[String!]".to_owned(), none(), None),
+                ),
+                (
+                    "previousValues".to_owned(),
+                    meta_field("previousValues", previous.clone(), none(), None),
+                ),
+            ])
+        },
+    )
+}
+
+/// One event as its subscription payload.
+pub(super) struct Payload {
+    pub(super) meta: &'static ModelMeta,
+    pub(super) event: Event,
+}
+
+/// The output type of a payload object registered by name from the data tables.
+macro_rules! named_object {
+    ($ty:ty, $name:expr) => {
+        impl OutputType for $ty {
+            fn type_name() -> Cow<'static, str> {
+                Cow::Borrowed("SubscriptionPayload")
+            }
+
+            fn introspection_type_name(&self) -> Cow<'static, str> {
+                Cow::Owned($name(self.meta.name))
+            }
+
+            fn create_type_info(_registry: &mut Registry) -> String {
+                Self::type_name().into_owned()
+            }
+
+            async fn resolve(
+                &self,
+                ctx: &ContextSelectionSet<'_>,
+                _field: &Positioned<async_graphql::parser::types::Field>,
+            ) -> ServerResult<Value> {
+                async_graphql::resolver_utils::resolve_container(ctx, self).await
+            }
+        }
+
+        impl async_graphql::ObjectType for $ty {}
+    };
+}
+
+named_object!(Payload, svc_names::subscription_payload);
+named_object!(Previous<'_>, svc_names::previous_values);
+
+impl ContainerType for Payload {
+    async fn resolve_field(&self, ctx: &Context<'_>) -> ServerResult<Option<Value>> {
+        let event = &self.event;
+        match ctx.item.node.name.node.as_str() {
+            "mutation" => output(ctx, Ok(ModelMutationType::from(event.kind))).await,
+            "node" if event.kind == ChangeKind::Deleted => Ok(Some(Value::Null)),
+            "node" => resolve_model(ctx, self.meta, Call::Node(&event.id)).await,
+            "updatedFields" if event.kind == ChangeKind::Updated => {
+                let names = event.updated_fields.iter().map(|n| (*n).to_owned());
+                Ok(Some(Value::List(names.map(Value::String).collect())))
+            }
+            "previousValues" => match &event.previous {
+                Some(values) => {
+                    let previous = Previous {
+                        meta: self.meta,
+                        values,
+                    };
+                    output(ctx, Ok(previous)).await
+                }
+                None => Ok(Some(Value::Null)),
+            },
+            "updatedFields" => Ok(Some(Value::Null)),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// `<Type>PreviousValues` of one event.
+struct Previous<'a> {
+    meta: &'static ModelMeta,
+    values: &'a [Val],
+}
+
+impl ContainerType for Previous<'_> {
+    async fn resolve_field(&self, ctx: &Context<'_>) -> ServerResult<Option<Value>> {
+        let name = ctx.item.node.name.node.as_str();
+        let Some((i, _)) = previous_fields(self.meta).find(|(_, f)| f.name == name) else {
+            return Ok(None);
+        };
+        let req = request(ctx)?;
+        let principal = req.principal();
+        let readable = principal.is_admin()
+            || req
+                .state()
+                .reads
+                .of(self.meta, principal)
+                .is_some_and(|rules| rules.passes(name));
+        if !readable {
+            let error = async_graphql::Error::from(ApiError::InsufficientPermissions(
+                "Insufficient Permissions",
+            ));
+            return Err(ctx.set_error_path(error.into_server_error(ctx.item.pos)));
+        }
+        Ok(Some(self.values.get(i).map_or(Value::Null, graphql_value)))
+    }
+}
+
+/// A stored value as GraphQL outputs it.
+fn graphql_value(val: &Val) -> Value {
+    match val {
+        Val::Null => Value::Null,
+        Val::String(s) => Value::String(s.clone()),
+        Val::Enum(s) => Value::Enum(Name::new(s)),
+        Val::Int(i) => Value::from(*i),
+        Val::Float(f) => Value::from(*f),
+        Val::Bool(b) => Value::Boolean(*b),
+        Val::DateTime(d) => Value::String(format_datetime(d)),
+        Val::Json(j) => Value::from_json(j.clone()).unwrap_or(Value::Null),
+        Val::List(items) => Value::List(items.iter().map(graphql_value).collect()),
+    }
+}

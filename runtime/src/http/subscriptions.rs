@@ -1,0 +1,573 @@
+//! Subscription sockets (reference §4.1–§4.2): `GET /subscriptions/v1/<id>` (and the Simple
+//! API's path) upgraded to a WebSocket, speaking one of three sub-protocols chosen by
+//! `Sec-WebSocket-Protocol`:
+//!
+//! - `graphql-ws` (subscriptions-transport-ws ≥ 0.7) and `graphql-subscriptions` (the v0.5
+//!   protocol): as in the reference, every message is read first as a v0.7 message and, failing
+//!   that, as a v0.5 one, so the sub-protocol only chooses the keep-alive message (`ka`,
+//!   `keepalive`). A socket that names no sub-protocol speaks these.
+//! - `graphql-transport-ws` (the graphql-ws library): `connection_init`/`connection_ack`,
+//!   `subscribe`/`next`/`error`/`complete`, `ping`/`pong`, and its close codes.
+//!
+//! Ids are echoed with their JSON type. The token in the init payload is resolved like the HTTP
+//! header (an invalid one is no token). Each subscription is a stream of the Simple API's schema
+//! (`api/subscriptions`), run on a task of its own; everything the socket sends goes through one
+//! bounded queue, and a client that lets it fill up is disconnected.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse, web};
+use actix_ws::{CloseCode, CloseReason, Message, Session};
+use async_graphql::futures_util::{FutureExt, StreamExt};
+use async_graphql::{Data, Response, Variables};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::Service;
+use super::render::render;
+use super::routes::project_not_found;
+use crate::auth::Principal;
+use crate::model::ServiceDef;
+use crate::storage::Counter;
+
+/// How many messages may wait for a slow client before it is disconnected.
+const SEND_QUEUE: usize = 1024;
+
+/// The sub-protocols, in the order a socket offering several gets them.
+const PROTOCOLS: [&str; 3] = [
+    "graphql-transport-ws",
+    "graphql-ws",
+    "graphql-subscriptions",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Protocol {
+    /// `graphql-ws` and `graphql-subscriptions`: their messages are read alike; the flag is
+    /// whether the keep-alive is v0.5's `keepalive` (else `ka`).
+    Legacy { v05_keepalive: bool },
+    /// `graphql-transport-ws`.
+    Transport,
+}
+
+/// `GET /subscriptions/v1/<id>`: the socket, or the reference's 3016 for an unknown service.
+pub(super) async fn socket<S: ServiceDef>(
+    service: web::Data<Service<S>>,
+    path: web::Path<String>,
+    req: HttpRequest,
+    body: web::Payload,
+) -> actix_web::Result<HttpResponse> {
+    let id = path.into_inner();
+    if !service.knows(&id) {
+        return Ok(project_not_found(&id, &super::routes::new_request_id()));
+    }
+    upgrade(service, req, body)
+}
+
+/// `GET` at the fixed path of one of the service's own ids.
+pub(super) async fn own_socket<S: ServiceDef>(
+    service: web::Data<Service<S>>,
+    req: HttpRequest,
+    body: web::Payload,
+) -> actix_web::Result<HttpResponse> {
+    upgrade(service, req, body)
+}
+
+/// `GET /simple/v1/<id>`: a subscription socket when the request asks for a WebSocket upgrade
+/// (one URL for queries and subscriptions), else the playground page.
+pub(super) async fn simple_get<S: ServiceDef>(
+    service: web::Data<Service<S>>,
+    path: web::Path<String>,
+    req: HttpRequest,
+    body: web::Payload,
+) -> actix_web::Result<HttpResponse> {
+    if asks_upgrade(&req) {
+        socket(service, path, req, body).await
+    } else {
+        Ok(super::routes::playground(service, path, req).await)
+    }
+}
+
+/// [`simple_get`] at the fixed path of one of the service's own ids.
+pub(super) async fn own_simple_get<S: ServiceDef>(
+    service: web::Data<Service<S>>,
+    req: HttpRequest,
+    body: web::Payload,
+) -> actix_web::Result<HttpResponse> {
+    if asks_upgrade(&req) {
+        upgrade(service, req, body)
+    } else {
+        Ok(super::routes::playground_own(req).await)
+    }
+}
+
+fn asks_upgrade(req: &HttpRequest) -> bool {
+    req.headers()
+        .get(header::UPGRADE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
+}
+
+/// Upgrades `req` to a subscription socket of `service`.
+pub(super) fn upgrade<S: ServiceDef>(
+    service: web::Data<Service<S>>,
+    req: HttpRequest,
+    body: web::Payload,
+) -> actix_web::Result<HttpResponse> {
+    let offered: Vec<&str> = req
+        .headers()
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .collect();
+    let chosen = PROTOCOLS.into_iter().find(|p| offered.contains(p));
+    let protocol = match chosen {
+        Some("graphql-transport-ws") => Protocol::Transport,
+        Some("graphql-subscriptions") => Protocol::Legacy {
+            v05_keepalive: true,
+        },
+        _ => Protocol::Legacy {
+            v05_keepalive: false,
+        },
+    };
+    let (mut response, session, messages) = actix_ws::handle(&req, body)?;
+    if let Some(name) = chosen {
+        response.headers_mut().insert(
+            header::SEC_WEBSOCKET_PROTOCOL,
+            HeaderValue::from_static(name),
+        );
+    }
+    let (out, queue) = mpsc::channel(SEND_QUEUE);
+    actix_web::rt::spawn(write(session.clone(), queue));
+    let socket = Socket {
+        service: service.into_inner(),
+        protocol,
+        out,
+        session,
+        principal: None,
+        running: HashMap::new(),
+    };
+    actix_web::rt::spawn(socket.run(messages));
+    Ok(response)
+}
+
+/// What goes to the client: a text message, or the close frame that ends the socket.
+enum Outgoing {
+    Text(String),
+    Close(CloseCode, String),
+}
+
+/// Sends the queue's messages in order; ends with the socket.
+async fn write(mut session: Session, mut queue: mpsc::Receiver<Outgoing>) {
+    while let Some(message) = queue.recv().await {
+        match message {
+            Outgoing::Text(text) => {
+                if session.text(text).await.is_err() {
+                    return;
+                }
+            }
+            Outgoing::Close(code, description) => {
+                let reason = CloseReason {
+                    code,
+                    description: Some(description),
+                };
+                let _ = session.close(Some(reason)).await;
+                return;
+            }
+        }
+    }
+}
+
+/// One socket: who it is for, and its running subscriptions by id.
+struct Socket<S: ServiceDef> {
+    service: Arc<Service<S>>,
+    protocol: Protocol,
+    out: mpsc::Sender<Outgoing>,
+    session: Session,
+    /// The principal of the init payload; `None` before init.
+    principal: Option<Principal>,
+    running: HashMap<String, JoinHandle<()>>,
+}
+
+impl<S: ServiceDef> Socket<S> {
+    async fn run(mut self, mut messages: actix_ws::MessageStream) {
+        let keepalive = self.service.keepalive;
+        let mut ticks = keepalive.map(|every| {
+            let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            interval
+        });
+        loop {
+            let tick = async {
+                match ticks.as_mut() {
+                    Some(interval) => {
+                        interval.tick().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                message = messages.next() => match message {
+                    Some(Ok(Message::Text(text))) => {
+                        if !self.receive(&text).await {
+                            break;
+                        }
+                    }
+                    Some(Ok(Message::Ping(bytes))) => {
+                        let _ = self.session.pong(&bytes).await;
+                    }
+                    Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                    Some(Ok(_)) => {}
+                },
+                () = tick => {
+                    // Keep-alives go to initialised legacy sockets.
+                    if let (Protocol::Legacy { v05_keepalive }, Some(_)) = (self.protocol, &self.principal) {
+                        let ka = if v05_keepalive { "keepalive" } else { "ka" };
+                        if !self.send(json!({ "type": ka })) {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        for (_, task) in self.running.drain() {
+            task.abort();
+        }
+    }
+
+    /// Queues `message`; false when the client cannot keep up (it is then disconnected).
+    fn send(&self, message: Value) -> bool {
+        queue(
+            &self.out,
+            &self.session,
+            Outgoing::Text(message.to_string()),
+        )
+    }
+
+    /// Ends the socket with a close frame.
+    fn close(&self, code: u16, reason: &str) {
+        let _ = self
+            .out
+            .try_send(Outgoing::Close(CloseCode::Other(code), reason.to_owned()));
+    }
+
+    /// Handles one text message; false when the socket is to end.
+    async fn receive(&mut self, text: &str) -> bool {
+        let message: Option<serde_json::Map<String, Value>> = serde_json::from_str(text).ok();
+        match self.protocol {
+            Protocol::Transport => self.receive_transport(message).await,
+            Protocol::Legacy { .. } => self.receive_legacy(message).await,
+        }
+    }
+
+    /// A message of `graphql-ws` or `graphql-subscriptions`.
+    async fn receive_legacy(&mut self, message: Option<serde_json::Map<String, Value>>) -> bool {
+        let Some(message) = message else {
+            return self.send(unparsable());
+        };
+        let kind = message.get("type").and_then(Value::as_str).unwrap_or("");
+        let id = message.get("id").cloned();
+        match kind {
+            "connection_init" | "init" => {
+                let v07 = kind == "connection_init";
+                match self.authenticate(message.get("payload")).await {
+                    Ok(principal) => {
+                        self.principal = Some(principal);
+                        let ack = if v07 {
+                            "connection_ack"
+                        } else {
+                            "init_success"
+                        };
+                        if !self.send(json!({ "type": ack })) {
+                            return false;
+                        }
+                        if v07
+                            && let Protocol::Legacy {
+                                v05_keepalive: false,
+                            } = self.protocol
+                        {
+                            // subscriptions-transport-ws clients expect a first `ka` at once.
+                            return self.send(json!({ "type": "ka" }));
+                        }
+                        true
+                    }
+                    Err(text) => {
+                        let fail = if v07 { "connection_error" } else { "init_fail" };
+                        self.send(json!({ "type": fail, "payload": { "message": text } }))
+                    }
+                }
+            }
+            // Messages before init are ignored.
+            _ if self.principal.is_none() => true,
+            "start" | "subscription_start" if id.is_some() => {
+                let v07 = kind == "start";
+                let id = id.unwrap_or(Value::Null);
+                let payload = if v07 {
+                    message.get("payload").cloned().unwrap_or(Value::Null)
+                } else {
+                    Value::Object(message.clone())
+                };
+                self.start_legacy(id, &payload, v07).await
+            }
+            "stop" | "subscription_end" if id.is_some() => {
+                self.stop(&key(id.as_ref()));
+                true
+            }
+            "connection_terminate" => false,
+            _ => self.send(unparsable()),
+        }
+    }
+
+    /// `start` (v0.7) or `subscription_start` (v0.5): the subscription, or its error.
+    async fn start_legacy(&mut self, id: Value, payload: &Value, v07: bool) -> bool {
+        let started = self.start(&id, payload, Legacy(v07)).await;
+        match started {
+            Ok(()) if v07 => true,
+            Ok(()) => self.send(json!({ "id": id, "type": "subscription_success" })),
+            Err(message) if v07 => {
+                self.send(json!({ "id": id, "type": "error", "payload": { "message": message } }))
+            }
+            Err(message) => self.send(json!({
+                "id": id,
+                "type": "subscription_fail",
+                "payload": { "errors": [{ "message": message }] },
+            })),
+        }
+    }
+
+    /// A message of `graphql-transport-ws`.
+    async fn receive_transport(&mut self, message: Option<serde_json::Map<String, Value>>) -> bool {
+        let Some(message) = message else {
+            self.close(4400, "Invalid message received");
+            return false;
+        };
+        let kind = message.get("type").and_then(Value::as_str).unwrap_or("");
+        match kind {
+            "connection_init" if self.principal.is_some() => {
+                self.close(4429, "Too many initialisation requests");
+                false
+            }
+            "connection_init" => match self.authenticate(message.get("payload")).await {
+                Ok(principal) => {
+                    self.principal = Some(principal);
+                    self.send(json!({ "type": "connection_ack" }))
+                }
+                Err(text) => {
+                    self.close(4403, &text);
+                    false
+                }
+            },
+            "ping" => self.send(json!({ "type": "pong" })),
+            "pong" => true,
+            "subscribe" | "complete" if self.principal.is_none() => {
+                self.close(4401, "Unauthorized");
+                false
+            }
+            "subscribe" => {
+                let Some(id) = message.get("id").and_then(Value::as_str) else {
+                    self.close(4400, "Invalid message received");
+                    return false;
+                };
+                let id = Value::String(id.to_owned());
+                if self
+                    .running
+                    .get(&key(Some(&id)))
+                    .is_some_and(|t| !t.is_finished())
+                {
+                    self.close(
+                        4409,
+                        &format!("Subscriber for {} already exists", key(Some(&id))),
+                    );
+                    return false;
+                }
+                let payload = message.get("payload").cloned().unwrap_or(Value::Null);
+                match self.start(&id, &payload, Transport).await {
+                    Ok(()) => true,
+                    Err(message) => self.send(json!({
+                        "id": id,
+                        "type": "error",
+                        "payload": [{ "message": message }],
+                    })),
+                }
+            }
+            "complete" => {
+                let id = message.get("id");
+                self.stop(&key(id));
+                true
+            }
+            _ => {
+                self.close(4400, "Invalid message received");
+                false
+            }
+        }
+    }
+
+    /// The principal of an init payload's `Authorization` (or `authorization`): none without
+    /// one or with a token that does not authenticate, as over HTTP.
+    async fn authenticate(&self, payload: Option<&Value>) -> Result<Principal, String> {
+        let token = payload
+            .and_then(Value::as_object)
+            .and_then(|p| p.get("Authorization").or_else(|| p.get("authorization")));
+        let header = match token {
+            None | Some(Value::Null) => return Ok(Principal::default()),
+            Some(Value::String(text)) => text.clone(),
+            Some(_) => return Err("No Authorization field was provided in payload.".to_owned()),
+        };
+        // The header's `Bearer ` prefix is optional here.
+        let header = if header.starts_with("Bearer ") {
+            header
+        } else {
+            format!("Bearer {header}")
+        };
+        let state = &self.service.state;
+        Ok(state
+            .auth
+            .resolve(&state.db, &Counter::new(), Some(&header))
+            .await)
+    }
+
+    /// Starts the subscription `id` from a request payload (`query`, `variables`,
+    /// `operationName`); the message of its first error when it cannot start.
+    async fn start(&mut self, id: &Value, payload: &Value, flavour: Flavour) -> Result<(), String> {
+        let query = payload.get("query").and_then(Value::as_str).unwrap_or("");
+        let document = match async_graphql::parser::parse_query(query) {
+            Ok(document) => document,
+            Err(e) => {
+                return Err(match flavour {
+                    Legacy(_) => "the GraphQL Query was not valid".to_owned(),
+                    Transport => e.to_string(),
+                });
+            }
+        };
+        let models = S::META.models;
+        let names_a_model = document.operations.iter().any(|(_, op)| {
+            op.node
+                .selection_set
+                .node
+                .items
+                .iter()
+                .any(|item| match &item.node {
+                    async_graphql::parser::types::Selection::Field(f) => {
+                        models.iter().any(|m| m.name == f.node.name.node.as_str())
+                    }
+                    _ => false,
+                })
+        });
+        if !names_a_model && matches!(flavour, Legacy(_)) {
+            return Err("The provided query doesn't include any known model name. Please check for the latest subscriptions API.".to_owned());
+        }
+        let mut request = async_graphql::Request::new(query);
+        if let Some(variables) = payload.get("variables").filter(|v| !v.is_null()) {
+            request = request.variables(Variables::from_json(variables.clone()));
+        }
+        if let Some(name) = payload.get("operationName").and_then(Value::as_str)
+            && !name.is_empty()
+        {
+            request = request.operation_name(name);
+        }
+        let mut data = Data::default();
+        data.insert(self.principal.clone().unwrap_or_default());
+        let mut stream = self
+            .service
+            .schema
+            .execute_stream_with_session_data(request, Arc::new(data));
+        // The first poll validates the request and starts listening; an error comes at once.
+        if let Some(first) = stream.next().now_or_never() {
+            return Err(match first {
+                Some(response) => first_error(&response),
+                None => "the subscription ended".to_owned(),
+            });
+        }
+        let out = self.out.clone();
+        let session = self.session.clone();
+        let echo = id.clone();
+        let task = actix_web::rt::spawn(async move {
+            while let Some(response) = stream.next().await {
+                let payload = render(response, "", None);
+                let message = match flavour {
+                    Legacy(true) => json!({ "id": echo, "type": "data", "payload": payload }),
+                    Legacy(false) => {
+                        json!({ "id": echo, "type": "subscription_data", "payload": payload })
+                    }
+                    Transport => json!({ "id": echo, "type": "next", "payload": payload }),
+                };
+                if !queue(&out, &session, Outgoing::Text(message.to_string())) {
+                    return;
+                }
+            }
+            if flavour == Transport {
+                let done = json!({ "id": echo, "type": "complete" });
+                queue(&out, &session, Outgoing::Text(done.to_string()));
+            }
+        });
+        if let Some(previous) = self.running.insert(key(Some(id)), task) {
+            previous.abort();
+        }
+        Ok(())
+    }
+
+    /// Stops the subscription `id` (unknown ids are no error).
+    fn stop(&mut self, id: &str) {
+        if let Some(task) = self.running.remove(id) {
+            task.abort();
+        }
+    }
+}
+
+/// Which protocol a subscription answers in: the legacy ones (`true` for v0.7's `data`) or
+/// `graphql-transport-ws`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flavour {
+    Legacy(bool),
+    Transport,
+}
+use Flavour::{Legacy, Transport};
+
+/// Queues `message` for the client; false when the socket is gone, or when the queue is full:
+/// the client does not keep up, and is disconnected with a close frame that says so (sent past
+/// the queue).
+fn queue(out: &mpsc::Sender<Outgoing>, session: &Session, message: Outgoing) -> bool {
+    match out.try_send(message) {
+        Ok(()) => true,
+        Err(mpsc::error::TrySendError::Full(_)) => {
+            let session = session.clone();
+            actix_web::rt::spawn(async move {
+                let reason = CloseReason {
+                    code: CloseCode::Policy,
+                    description: Some(TOO_SLOW.to_owned()),
+                };
+                let _ = session.close(Some(reason)).await;
+            });
+            false
+        }
+        Err(mpsc::error::TrySendError::Closed(_)) => false,
+    }
+}
+
+/// The close reason of a client that let its send queue fill up.
+const TOO_SLOW: &str = "The client did not read its messages fast enough";
+
+/// The map key of a subscription id (ids keep their JSON type in messages).
+fn key(id: Option<&Value>) -> String {
+    match id {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
+}
+
+/// `{"id":"","type":"error","payload":{"message":"The message can't be parsed"}}`.
+fn unparsable() -> Value {
+    json!({ "id": "", "type": "error", "payload": { "message": "The message can't be parsed" } })
+}
+
+/// The message of a response's first error.
+fn first_error(response: &Response) -> String {
+    response.errors.first().map_or_else(
+        || "the subscription ended".to_owned(),
+        |e| e.message.clone(),
+    )
+}
