@@ -68,6 +68,9 @@ pub struct Service<S: ServiceDef> {
     pub(super) relay_plans: Plans,
     /// How often subscription sockets get a keep-alive message (`None`: never).
     pub(super) keepalive: Option<std::time::Duration>,
+    /// Turns true when the server is stopping: subscription sockets then close.
+    pub(super) closing: tokio::sync::watch::Receiver<bool>,
+    closing_sender: Arc<tokio::sync::watch::Sender<bool>>,
     pub(super) state: Arc<State>,
 }
 
@@ -82,6 +85,7 @@ impl<S: ServiceDef> Service<S> {
         master_token: Option<String>,
     ) -> Self {
         let tables = Tables::of::<S>();
+        let closing = tokio::sync::watch::channel(false);
         let schema = Schema::build(
             Query::<S>::default(),
             Mutation::<S>::default(),
@@ -141,6 +145,8 @@ impl<S: ServiceDef> Service<S> {
             plans: Plans::new(Api::Simple),
             relay_plans: Plans::new(Api::Relay),
             keepalive: Some(std::time::Duration::from_secs(10)),
+            closing: closing.1,
+            closing_sender: Arc::new(closing.0),
             state,
         }
     }
@@ -149,6 +155,11 @@ impl<S: ServiceDef> Service<S> {
     pub fn with_keepalive(mut self, ms: u64) -> Self {
         self.keepalive = (ms > 0).then(|| std::time::Duration::from_millis(ms));
         self
+    }
+
+    /// The handle that closes the service's subscription sockets when the server stops.
+    pub fn closing(&self) -> Closing {
+        Closing(self.closing_sender.clone())
     }
 
     pub(super) fn knows(&self, id: &str) -> bool {
@@ -252,6 +263,18 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
     .bind(("0.0.0.0", port))?;
     let port = server.addrs().first().map_or(port, |a| a.port());
     Ok((server.run(), port))
+}
+
+/// Closes a service's subscription sockets, each with a close frame (1001, going away): called
+/// before the server stops, so that clients learn it at once and the server's graceful stop
+/// does not wait for open sockets.
+#[derive(Clone)]
+pub struct Closing(Arc<tokio::sync::watch::Sender<bool>>);
+
+impl Closing {
+    pub fn close(&self) {
+        self.0.send_replace(true);
+    }
 }
 
 /// Requests larger than this are refused (the import limit of the seed is the largest body any

@@ -195,6 +195,7 @@ struct Socket<S: ServiceDef> {
 impl<S: ServiceDef> Socket<S> {
     async fn run(mut self, mut messages: actix_ws::MessageStream) {
         let keepalive = self.service.keepalive;
+        let mut closing = self.service.closing.clone();
         let mut ticks = keepalive.map(|every| {
             let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
             interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -222,6 +223,13 @@ impl<S: ServiceDef> Socket<S> {
                     Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
                     Some(Ok(_)) => {}
                 },
+                _ = closing.wait_for(|stopping| *stopping) => {
+                    let _ = self.out.try_send(Outgoing::Close(
+                        CloseCode::Away,
+                        "The server is shutting down".to_owned(),
+                    ));
+                    break;
+                }
                 () = tick => {
                     // Keep-alives go to initialised legacy sockets.
                     if let (Protocol::Legacy { v05_keepalive }, Some(_)) = (self.protocol, &self.principal) {

@@ -75,6 +75,13 @@ pub fn run<S: ServiceDef>() -> ExitCode {
             println!("  Permissions  POST {base}/simple/v1/{id}/permissions");
             println!("  System API   POST {base}/system");
             println!("  Health       GET  {base}/status");
+            // The server stops itself on SIGINT and SIGTERM; its subscription sockets are
+            // closed first, with a close frame, so the graceful stop does not wait for them.
+            let closing = started.closing.clone();
+            actix_web::rt::spawn(async move {
+                stop_signal().await;
+                closing.close();
+            });
             started.server.await.map_err(StartError::Server)
         }),
         Command::Migrate {
@@ -119,5 +126,29 @@ pub fn run<S: ServiceDef>() -> ExitCode {
             eprintln!("error: {err}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The first SIGINT or SIGTERM (on other systems, Ctrl-C).
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(mut interrupt), Ok(mut terminate)) => {
+                tokio::select! {
+                    _ = interrupt.recv() => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            _ => std::future::pending().await,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

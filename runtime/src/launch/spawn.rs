@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::Options;
 use super::start::{StartError, start};
 use crate::engine::Observer;
+use crate::http::Closing;
 use crate::model::ServiceDef;
 
 /// A service running on a background thread.
@@ -13,6 +14,7 @@ pub struct Running {
     pub port: u16,
     pub service_id: String,
     handle: actix_web::dev::ServerHandle,
+    closing: Closing,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -24,6 +26,7 @@ impl Running {
 
     fn shutdown(&mut self) {
         if let Some(thread) = self.thread.take() {
+            self.closing.close();
             let handle = self.handle.clone();
             // The server's own system drives the stop; wait for it from this thread.
             let stopper = std::thread::spawn(move || {
@@ -57,7 +60,8 @@ pub fn spawn_observed<S: ServiceDef>(
             match start::<S>(options, observers).await {
                 Ok(started) => {
                     let handle = started.server.handle();
-                    let _ = tx.send(Ok((started.port, started.service_id, handle)));
+                    let closing = started.closing.clone();
+                    let _ = tx.send(Ok((started.port, started.service_id, handle, closing)));
                     let _ = started.server.await;
                 }
                 Err(e) => {
@@ -67,10 +71,11 @@ pub fn spawn_observed<S: ServiceDef>(
         });
     });
     match rx.recv() {
-        Ok(Ok((port, service_id, handle))) => Ok(Running {
+        Ok(Ok((port, service_id, handle, closing))) => Ok(Running {
             port,
             service_id,
             handle,
+            closing,
             thread: Some(thread),
         }),
         Ok(Err(e)) => {

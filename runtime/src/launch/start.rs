@@ -9,7 +9,7 @@ use super::options::redact;
 use crate::auth::{Auth, SecretError, service_secret};
 use crate::engine::{Observer, State};
 use crate::events::LocalBus;
-use crate::http::{Service, bind};
+use crate::http::{Closing, Service, bind};
 use crate::migrate::{self, Hints, MigrationError, Outcome, Schema, ddl};
 use crate::model::{ServiceDef, cuid};
 use crate::permissions::ReadTable;
@@ -51,6 +51,8 @@ pub enum StartError {
 /// A service that is listening.
 pub struct Started {
     pub server: actix_web::dev::Server,
+    /// Closes the subscription sockets; call it before stopping the server.
+    pub closing: Closing,
     pub port: u16,
     pub service_id: String,
     pub alias: String,
@@ -164,9 +166,11 @@ pub async fn start<S: ServiceDef>(
     )
     .with_keepalive(keepalive_ms);
     let port = options.port;
+    let closing = svc.closing();
     let (server, port) = bind(svc, port).map_err(|source| StartError::Listen { port, source })?;
     Ok(Started {
         server,
+        closing,
         port,
         service_id,
         alias,

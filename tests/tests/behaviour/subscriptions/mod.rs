@@ -13,7 +13,7 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-use crate::support::{ALIAS, Server, node_token};
+use crate::support::{ALIAS, Db, Server, node_token};
 
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -397,4 +397,34 @@ db_tests! {
         assert_eq!(payload["data"], json!({ "User": { "node": { "name": "Cy", "email": null } } }), "{payload}");
         assert_eq!(payload["errors"][0]["path"], json!(["User", "node", "email"]), "{payload}");
     }
+}
+
+/// Stopping the server closes its subscription sockets with a close frame (1001, going away),
+/// so clients learn it at once.
+#[tokio::test]
+async fn stopping_the_server_closes_sockets() {
+    let mut srv = Server::start(Db::Sqlite)
+        .await
+        .expect("SQLite is always available");
+    let mut ws = legacy(&srv, json!({})).await;
+    start(&mut ws, json!(1), "subscription { Post { mutation } }").await;
+    sync(&mut ws).await;
+    let stopping = tokio::task::spawn_blocking(move || {
+        srv.stop();
+        srv
+    });
+    let frame = loop {
+        match next_raw(&mut ws, WAIT).await {
+            Some(Message::Close(frame)) => break frame,
+            Some(Message::Text(_)) => {}
+            other => panic!("expected a close frame, got {other:?}"),
+        }
+    };
+    let frame = frame.expect("a close frame with a reason");
+    assert_eq!(
+        (u16::from(frame.code), frame.reason.as_str()),
+        (1001, "The server is shutting down")
+    );
+    drop(ws);
+    stopping.await.expect("the server stopped");
 }
