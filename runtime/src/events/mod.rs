@@ -12,13 +12,16 @@
 //! A rolled-back mutation reaches no observer, so it fires nothing. The events of one mutation
 //! travel together, in the order its rows were written ([`Batch`]).
 //!
-//! [`LocalBus`] carries events within the process. (PostgreSQL's `LISTEN/NOTIFY`, which lets
-//! several server instances on one database see each other's events, is the next step of the
-//! subscriptions issue.)
+//! [`LocalBus`] carries events within the process (SQLite); [`PgBus`] also between the server
+//! instances on one PostgreSQL database, through `LISTEN/NOTIFY`.
+
+mod postgres;
 
 use std::sync::Arc;
 
 use tokio::sync::broadcast;
+
+pub use postgres::PgBus;
 
 use crate::engine::{Change, ChangeKind, Observer};
 use crate::model::{ModelMeta, Val};
@@ -99,17 +102,23 @@ impl Default for LocalBus {
     }
 }
 
+impl LocalBus {
+    /// Hands `events` to this process's listeners.
+    fn publish(&self, events: Vec<Event>) {
+        if !events.is_empty() {
+            // No listener is not an error: nobody subscribed.
+            let _ = self.sender.send(events.into());
+        }
+    }
+}
+
 impl Observer for LocalBus {
     fn active(&self) -> bool {
         self.sender.receiver_count() > 0
     }
 
     fn committed(&self, changes: &[Change]) {
-        let events = events_of(changes);
-        if !events.is_empty() {
-            // No listener is not an error: nobody subscribed.
-            let _ = self.sender.send(events.into());
-        }
+        self.publish(events_of(changes));
     }
 }
 

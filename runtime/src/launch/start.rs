@@ -8,7 +8,7 @@ use super::Options;
 use super::options::redact;
 use crate::auth::{Auth, SecretError, service_secret};
 use crate::engine::{Observer, State};
-use crate::events::LocalBus;
+use crate::events::{EventBus, LocalBus, PgBus};
 use crate::http::{Closing, Service, bind};
 use crate::migrate::{self, Hints, MigrationError, Outcome, Schema, ddl};
 use crate::model::{ServiceDef, cuid};
@@ -40,6 +40,8 @@ pub enum StartError {
     Secret(#[from] SecretError),
     #[error("cannot sign the token: {0}")]
     Token(String),
+    #[error("cannot listen for the other instances' events: {0}")]
+    Events(String),
     #[error("cannot listen on port {port}: {source}")]
     Listen { port: u16, source: std::io::Error },
     #[error("server failed: {0}")]
@@ -146,8 +148,15 @@ pub async fn start<S: ServiceDef>(
         options.secret.as_deref(),
     )
     .await?;
-    // The subscriptions' event bus observes every commit, beside the caller's observers.
-    let events = Arc::new(LocalBus::default());
+    // The subscriptions' event bus observes every commit, beside the caller's observers. On
+    // PostgreSQL it also carries events between the instances on the database.
+    let events: Arc<dyn EventBus> = if db.notifies() {
+        PgBus::start(db.clone(), S::META)
+            .await
+            .map_err(StartError::Events)?
+    } else {
+        Arc::new(LocalBus::default())
+    };
     let mut observers = observers;
     observers.push(events.clone());
     let state = Arc::new(State {

@@ -10,8 +10,10 @@ use sea_orm::{
 
 use super::Sql;
 use super::postgres::{pipeline, statements};
+use super::run::Statements as _;
 use super::sqlite::{readers, writer};
 use super::transaction::{OrmTx, Tx};
+use crate::model::Cells as _;
 
 /// Which SQL dialect a database speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +53,8 @@ pub struct Db {
     /// PostgreSQL: the connections compiled plans read through (`postgres/pipeline.rs`), when
     /// they can serve the URL.
     pub(super) pipeline: Option<pipeline::Pipeline>,
+    /// PostgreSQL: the URL a notification listener connects to.
+    pub(super) listen_url: Option<String>,
 }
 
 /// Where statements outside a transaction run: a sqlx pool (SQLite), or on PostgreSQL a set of
@@ -177,6 +181,46 @@ impl Db {
     /// A new SQL builder for this database's dialect.
     pub fn sql(&self) -> Sql {
         Sql::new(self.backend)
+    }
+
+    /// Whether the database carries notifications between the servers on it (PostgreSQL's
+    /// `LISTEN/NOTIFY`).
+    pub fn notifies(&self) -> bool {
+        self.listen_url.is_some()
+    }
+
+    /// Sends `payload` to the listeners of `channel` (PostgreSQL; at most 8000 bytes).
+    pub async fn notify(&self, channel: &str, payload: &str) -> Result<(), DbErr> {
+        let mut sql = self.sql();
+        sql.push("SELECT pg_notify(")
+            .bind(channel.into())
+            .push(", ")
+            .bind(payload.into())
+            .push(")");
+        self.write.one(sql).await.map(|_| ())
+    }
+
+    /// Listens to `channel` on a connection of its own (PostgreSQL only).
+    pub async fn listen(&self, channel: &str) -> Result<super::postgres::listen::Listener, DbErr> {
+        let url = self.listen_url.as_deref().ok_or_else(|| {
+            DbErr::Conn(sea_orm::RuntimeErr::Internal(
+                "only PostgreSQL carries notifications".into(),
+            ))
+        })?;
+        super::postgres::listen::Listener::connect(url, channel).await
+    }
+
+    /// The schema the connections work in (PostgreSQL's `current_schema()`; `main` on SQLite).
+    pub async fn schema_name(&self) -> Result<String, DbErr> {
+        if self.backend == Backend::Sqlite {
+            return Ok("main".to_owned());
+        }
+        let mut sql = self.sql();
+        sql.push("SELECT current_schema()");
+        let row = self.write.one(sql).await?;
+        Ok(row
+            .and_then(|r| r.string(0).ok().flatten())
+            .unwrap_or_else(|| "public".to_owned()))
     }
 
     /// Turns SQLite's foreign-key enforcement on or off for the writer (a no-op on PostgreSQL).

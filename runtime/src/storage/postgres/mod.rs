@@ -4,6 +4,7 @@
 //! values read directly ([`binary`]); transactions on sqlx's pool.
 
 pub mod binary;
+pub mod listen;
 pub mod pipeline;
 pub mod statements;
 
@@ -42,5 +43,6 @@ pub(super) async fn connect(url: &str) -> Result<Db, DbErr> {
         readers: None,
         writer: None,
         pipeline,
+        listen_url: Some(url.to_owned()),
     })
 }

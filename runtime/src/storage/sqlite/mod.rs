@@ -62,5 +62,6 @@ pub(super) async fn connect(url: &str) -> Result<Db, DbErr> {
             .as_deref()
             .map(|path| Arc::new(writer::Writer::new(path))),
         pipeline: None,
+        listen_url: None,
     })
 }

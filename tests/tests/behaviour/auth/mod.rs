@@ -3,6 +3,6 @@
 
 mod permission_schema;
 mod permissions;
-mod secret;
+pub(crate) mod secret;
 mod system_api;
 mod tokens;

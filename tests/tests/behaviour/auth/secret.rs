@@ -247,9 +247,9 @@ fn run_binary(args: &[&str], database_url: &str, secret: Option<&str>) -> Output
 }
 
 /// `example-server serve` running as a child process; killed when stopped or dropped.
-struct Served {
+pub(crate) struct Served {
     child: std::process::Child,
-    port: u16,
+    pub(crate) port: u16,
     lines: mpsc::Receiver<String>,
     stdout: String,
     stderr: Option<std::thread::JoinHandle<String>>,
@@ -257,7 +257,7 @@ struct Served {
 
 impl Served {
     /// Starts `serve --port 0` and waits for the line that names its port.
-    fn start(database_url: &str, secret: Option<&str>) -> Served {
+    pub(crate) fn start(database_url: &str, secret: Option<&str>) -> Served {
         let mut child = command(&["serve", "--port", "0"], database_url, secret)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -305,7 +305,7 @@ impl Served {
     }
 
     /// Kills the server and returns everything it printed (stdout, then stderr).
-    fn stop(&mut self) -> String {
+    pub(crate) fn stop(&mut self) -> String {
         let _ = self.child.kill();
         let _ = self.child.wait();
         while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {

@@ -13,7 +13,8 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-use crate::support::{ALIAS, Db, Server, node_token};
+use crate::auth::secret::Served;
+use crate::support::{ALIAS, Db, SECRET, Server, TestDatabase, admin_connection, node_token};
 
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -427,4 +428,108 @@ async fn stopping_the_server_closes_sockets() {
     );
     drop(ws);
     stopping.await.expect("the server stopped");
+}
+
+/// Two server processes on one PostgreSQL database: a subscription on one hears the mutations
+/// sent to the other (through `LISTEN/NOTIFY`), exactly once, in commit order, and still its own
+/// server's mutations exactly once.
+#[tokio::test]
+async fn two_processes_on_one_postgres_database() {
+    let Some(database) = TestDatabase::create(Db::Postgres).await else {
+        return;
+    };
+    let writer = Served::start(&database.url, Some(SECRET));
+    let listener = Served::start(&database.url, Some(SECRET));
+    let url = format!("ws://127.0.0.1:{}/subscriptions/v1/{ALIAS}", listener.port);
+    let mut request = url.into_client_request().expect("a request");
+    request.headers_mut().insert(
+        "Sec-WebSocket-Protocol",
+        HeaderValue::from_static("graphql-transport-ws"),
+    );
+    let (mut ws, _) = tokio_tungstenite::connect_async(request)
+        .await
+        .expect("the socket opens");
+    send(&mut ws, json!({ "type": "connection_init" })).await;
+    assert_eq!(
+        next(&mut ws).await,
+        Some(json!({ "type": "connection_ack" }))
+    );
+    let query =
+        "subscription { User(filter: { mutation_in: [CREATED] }) { mutation updatedFields } }";
+    send(
+        &mut ws,
+        json!({ "type": "subscribe", "id": "u", "payload": { "query": query } }),
+    )
+    .await;
+    send(&mut ws, json!({ "type": "ping" })).await;
+    assert_eq!(next(&mut ws).await, Some(json!({ "type": "pong" })));
+    let client = reqwest::Client::new();
+    let create = |port: u16, name: &'static str| {
+        let client = client.clone();
+        async move {
+            let body = json!({ "query": format!(r#"mutation {{ createUser(email: "{name}@x.io", name: "{name}") {{ id }} }}"#) });
+            let res: Value = client
+                .post(format!("http://127.0.0.1:{port}/simple/v1/{ALIAS}"))
+                .json(&body)
+                .send()
+                .await
+                .expect("request")
+                .json()
+                .await
+                .expect("JSON");
+            assert!(res.get("errors").is_none(), "{res:#}");
+        }
+    };
+    let event = json!({ "id": "u", "type": "next", "payload": { "data": { "User": { "mutation": "CREATED", "updatedFields": null } } } });
+    // Three users through the other process, then one through this one.
+    for name in ["ann", "bob", "cid"] {
+        create(writer.port, name).await;
+    }
+    create(listener.port, "dan").await;
+    for _ in 0..4 {
+        assert_eq!(next(&mut ws).await, Some(event.clone()));
+    }
+    silent(&mut ws).await;
+    // The listening connections ended by the database are opened again, and events flow again.
+    let schema = database
+        .postgres_schema()
+        .expect("a PostgreSQL schema")
+        .to_owned();
+    let listeners = format!("{schema} (events)");
+    let mut admin = admin_connection().await.expect("PostgreSQL");
+    assert_eq!(
+        listening(&mut admin, &listeners).await,
+        2,
+        "one listening connection per process"
+    );
+    sqlx::query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+    )
+    .bind(&listeners)
+    .execute(&mut admin)
+    .await
+    .expect("pg_terminate_backend");
+    let mut back = false;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if listening(&mut admin, &listeners).await == 2 {
+            back = true;
+            break;
+        }
+    }
+    assert!(back, "the listening connections were not opened again");
+    create(writer.port, "eve").await;
+    assert_eq!(next(&mut ws).await, Some(event.clone()));
+    silent(&mut ws).await;
+    drop(writer);
+    drop(listener);
+}
+
+/// How many connections named `name` the database serves.
+async fn listening(admin: &mut sqlx::PgConnection, name: &str) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1")
+        .bind(name)
+        .fetch_one(admin)
+        .await
+        .expect("pg_stat_activity")
 }

@@ -1,0 +1,206 @@
+//! The event bus of servers on PostgreSQL: events reach the subscriptions of every server
+//! instance on the same database, through `LISTEN/NOTIFY`.
+//!
+//! An instance hands its own events to its subscriptions at once (as [`super::LocalBus`]
+//! does) and sends them, in commit order, to one notification channel per database schema;
+//! each instance listens to that channel and hands on the events of the others (it knows its
+//! own by the instance id they carry). One task sends the notifications of an instance one after
+//! the other, so the events of each node keep their commit order everywhere.
+//!
+//! A notification carries at most 8000 bytes: a mutation's events are split over as many
+//! notifications as they need, and an event that is too large alone (a node with kilobytes of
+//! previous values) is sent without its previous values, which the other instances' payloads
+//! then show as null. Notifications sent while an instance's listening connection is down are
+//! lost (PostgreSQL keeps none); the connection is restored.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc};
+
+use super::{Batch, Event, EventBus, LocalBus, events_of};
+use crate::engine::{Change, ChangeKind, Observer};
+use crate::model::{FieldMeta, ServiceMeta, Val, cuid};
+use crate::storage::Db;
+
+/// PostgreSQL's limit on a notification's payload, less room for the envelope.
+const MAX_PAYLOAD: usize = 7900;
+
+/// The event bus over `LISTEN/NOTIFY`.
+pub struct PgBus {
+    local: LocalBus,
+    instance: String,
+    outgoing: mpsc::UnboundedSender<String>,
+}
+
+impl PgBus {
+    /// Starts listening on `db` for the events of `service` sent by other instances, and the
+    /// task that sends this instance's.
+    pub async fn start(db: Db, service: &'static ServiceMeta) -> Result<Arc<PgBus>, String> {
+        let schema = db.schema_name().await.map_err(|e| e.to_string())?;
+        let channel = channel_of(&schema);
+        let mut listener = db.listen(&channel).await.map_err(|e| e.to_string())?;
+        let (outgoing, mut queue) = mpsc::unbounded_channel::<String>();
+        let bus = Arc::new(PgBus {
+            local: LocalBus::default(),
+            instance: cuid(),
+            outgoing,
+        });
+        let sender = db.clone();
+        tokio::spawn(async move {
+            while let Some(payload) = queue.recv().await {
+                // A notification that cannot be sent is lost for the other instances only.
+                let _ = sender.notify(&channel, &payload).await;
+            }
+        });
+        let receiving = Arc::downgrade(&bus);
+        tokio::spawn(async move {
+            loop {
+                let payload = listener.recv().await;
+                let Some(bus) = receiving.upgrade() else {
+                    return;
+                };
+                if let Some(events) = bus.decode(service, &payload) {
+                    bus.local.publish(events);
+                }
+            }
+        });
+        Ok(bus)
+    }
+
+    /// The events of another instance's notification; `None` for this instance's own and for
+    /// what does not decode.
+    fn decode(&self, service: &'static ServiceMeta, payload: &str) -> Option<Vec<Event>> {
+        let value: Value = serde_json::from_str(payload).ok()?;
+        if value["instance"].as_str() == Some(self.instance.as_str()) {
+            return None;
+        }
+        let events = value["events"].as_array()?;
+        Some(
+            events
+                .iter()
+                .filter_map(|e| decode_event(service, e))
+                .collect(),
+        )
+    }
+}
+
+impl Observer for PgBus {
+    /// Other instances may have subscriptions: changes are always recorded.
+    fn active(&self) -> bool {
+        true
+    }
+
+    fn committed(&self, changes: &[Change]) {
+        let events = events_of(changes);
+        if events.is_empty() {
+            return;
+        }
+        for payload in payloads(&self.instance, &events) {
+            let _ = self.outgoing.send(payload);
+        }
+        self.local.publish(events);
+    }
+}
+
+impl EventBus for PgBus {
+    fn subscribe(&self) -> broadcast::Receiver<Batch> {
+        self.local.subscribe()
+    }
+}
+
+/// The channel of the servers on one database schema.
+fn channel_of(schema: &str) -> String {
+    let mut channel = format!("svc_events_{schema}");
+    // Identifiers are at most 63 bytes; a schema name is too (channel names are compared
+    // whole, so a cut keeps distinct schemas apart unless their names share 52 bytes).
+    channel.truncate(63);
+    channel
+}
+
+/// The notifications of one mutation's events: as few as fit in [`MAX_PAYLOAD`] each.
+fn payloads(instance: &str, events: &[Event]) -> Vec<String> {
+    let wrap = |encoded: &[Value]| json!({ "instance": instance, "events": encoded }).to_string();
+    let mut out = Vec::new();
+    let mut batch: Vec<Value> = Vec::new();
+    for event in events {
+        let mut encoded = encode_event(event, true);
+        if wrap(std::slice::from_ref(&encoded)).len() > MAX_PAYLOAD {
+            encoded = encode_event(event, false);
+        }
+        batch.push(encoded);
+        if wrap(&batch).len() > MAX_PAYLOAD {
+            let last = batch.pop();
+            if !batch.is_empty() {
+                out.push(wrap(&batch));
+            }
+            batch = last.into_iter().collect();
+        }
+    }
+    if !batch.is_empty() {
+        out.push(wrap(&batch));
+    }
+    out
+}
+
+fn encode_event(event: &Event, with_previous: bool) -> Value {
+    json!({
+        "model": event.model.name,
+        "id": event.id,
+        "kind": event.kind.name(),
+        "fields": event.updated_fields,
+        "previous": if with_previous {
+            event.previous.as_ref().map(|values| values.iter().map(Val::to_json).collect::<Vec<_>>())
+        } else {
+            None
+        },
+    })
+}
+
+fn decode_event(service: &'static ServiceMeta, value: &Value) -> Option<Event> {
+    let model = *service
+        .models
+        .iter()
+        .find(|m| Some(m.name) == value["model"].as_str())?;
+    let kind = [
+        ChangeKind::Created,
+        ChangeKind::Updated,
+        ChangeKind::Deleted,
+    ]
+    .into_iter()
+    .find(|k| Some(k.name()) == value["kind"].as_str())?;
+    let updated_fields = value["fields"]
+        .as_array()?
+        .iter()
+        .filter_map(|name| model.fields.iter().find(|f| Some(f.name) == name.as_str()))
+        .map(|f| f.name)
+        .collect();
+    let previous = value["previous"].as_array().map(|values| {
+        model
+            .fields
+            .iter()
+            .zip(values)
+            .map(|(field, value)| decode_value(field, value.clone()))
+            .collect()
+    });
+    Some(Event {
+        model,
+        id: value["id"].as_str()?.to_owned(),
+        kind,
+        updated_fields,
+        previous,
+    })
+}
+
+/// A field's value from its JSON form ([`Val::to_json`]).
+fn decode_value(field: &FieldMeta, value: Value) -> Val {
+    match value {
+        Value::Array(items) if field.list => Val::List(
+            items
+                .into_iter()
+                .map(|item| Val::from_stored_json(item, field.kind))
+                .collect(),
+        ),
+        other => Val::from_stored_json(other, field.kind),
+    }
+}
