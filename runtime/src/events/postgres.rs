@@ -7,16 +7,25 @@
 //! own by the instance id they carry). One task sends the notifications of an instance one after
 //! the other, so the events of each node keep their commit order everywhere.
 //!
+//! Changes are recorded (and, for updates and deletes, their previous values read) only while
+//! some instance has subscriptions: an instance with subscriptions says so on the channel at
+//! its first subscription and every 2 s after, and the others record and send their changes
+//! for 7 s after each such word. A mutation that commits on another instance in the moment
+//! between a first subscription and the others hearing of it (a notification's trip) is not
+//! sent.
+//!
 //! A notification carries at most 8000 bytes: a mutation's events are split over as many
 //! notifications as they need, and an event that is too large alone (a node with kilobytes of
 //! previous values) is sent without its previous values, which the other instances' payloads
 //! then show as null. Notifications sent while an instance's listening connection is down are
 //! lost (PostgreSQL keeps none); the connection is restored.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
+use tokio::time::Instant;
 
 use super::{Batch, Event, EventBus, LocalBus, events_of};
 use crate::engine::{Change, ChangeKind, Observer};
@@ -26,11 +35,18 @@ use crate::storage::Db;
 /// PostgreSQL's limit on a notification's payload, less room for the envelope.
 const MAX_PAYLOAD: usize = 7900;
 
+/// How often an instance with subscriptions says so to the others.
+const ANNOUNCE: Duration = Duration::from_secs(2);
+/// How long an instance records and sends its changes after another said it has subscriptions.
+const ANNOUNCED_FOR: Duration = Duration::from_secs(7);
+
 /// The event bus over `LISTEN/NOTIFY`.
 pub struct PgBus {
     local: LocalBus,
     instance: String,
     outgoing: mpsc::UnboundedSender<String>,
+    /// Until when another instance is known to have subscriptions.
+    remote_until: Mutex<Option<Instant>>,
 }
 
 impl PgBus {
@@ -45,6 +61,21 @@ impl PgBus {
             local: LocalBus::default(),
             instance: cuid(),
             outgoing,
+            remote_until: Mutex::new(None),
+        });
+        // While this instance has subscriptions, it says so to the others every few seconds.
+        let announcing = Arc::downgrade(&bus);
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(ANNOUNCE);
+            loop {
+                ticks.tick().await;
+                let Some(bus) = announcing.upgrade() else {
+                    return;
+                };
+                if bus.local.active() {
+                    bus.announce();
+                }
+            }
         });
         let sender = db.clone();
         tokio::spawn(async move {
@@ -68,11 +99,29 @@ impl PgBus {
         Ok(bus)
     }
 
-    /// The events of another instance's notification; `None` for this instance's own and for
-    /// what does not decode.
+    /// Tells the other instances that this one has subscriptions.
+    fn announce(&self) {
+        let _ = self
+            .outgoing
+            .send(json!({ "instance": self.instance, "listening": true }).to_string());
+    }
+
+    /// Whether another instance said lately that it has subscriptions.
+    fn others_listen(&self) -> bool {
+        let until = *self.remote_until.lock().unwrap_or_else(|e| e.into_inner());
+        until.is_some_and(|until| Instant::now() < until)
+    }
+
+    /// The events of another instance's notification; `None` for this instance's own, for an
+    /// announcement (noted), and for what does not decode.
     fn decode(&self, service: &'static ServiceMeta, payload: &str) -> Option<Vec<Event>> {
         let value: Value = serde_json::from_str(payload).ok()?;
         if value["instance"].as_str() == Some(self.instance.as_str()) {
+            return None;
+        }
+        if value["listening"] == json!(true) {
+            let mut until = self.remote_until.lock().unwrap_or_else(|e| e.into_inner());
+            *until = Some(Instant::now() + ANNOUNCED_FOR);
             return None;
         }
         let events = value["events"].as_array()?;
@@ -86,9 +135,9 @@ impl PgBus {
 }
 
 impl Observer for PgBus {
-    /// Other instances may have subscriptions: changes are always recorded.
+    /// While this instance or another has subscriptions.
     fn active(&self) -> bool {
-        true
+        self.local.active() || self.others_listen()
     }
 
     fn committed(&self, changes: &[Change]) {
@@ -104,8 +153,14 @@ impl Observer for PgBus {
 }
 
 impl EventBus for PgBus {
+    /// The first subscription of this instance is announced to the others at once.
     fn subscribe(&self) -> broadcast::Receiver<Batch> {
-        self.local.subscribe()
+        let first = !self.local.active();
+        let receiver = self.local.subscribe();
+        if first {
+            self.announce();
+        }
+        receiver
     }
 }
 

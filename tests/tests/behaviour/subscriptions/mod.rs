@@ -463,6 +463,9 @@ async fn two_processes_on_one_postgres_database() {
     .await;
     send(&mut ws, json!({ "type": "ping" })).await;
     assert_eq!(next(&mut ws).await, Some(json!({ "type": "pong" })));
+    // The other process records its changes once it heard that this one has a subscription
+    // (one notification's trip); give it that moment.
+    tokio::time::sleep(Duration::from_millis(500)).await;
     let client = reqwest::Client::new();
     let create = |port: u16, name: &'static str| {
         let client = client.clone();
