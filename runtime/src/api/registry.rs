@@ -340,3 +340,37 @@ macro_rules! table_object {
     };
 }
 pub(crate) use table_object;
+
+/// Implements `OutputType` and `ObjectType` for an object type registered by name from the data
+/// tables elsewhere (with the root that returns it), whose GraphQL name each value knows
+/// (`name: |this| …`, an owned `String`), resolved by its `ContainerType` impl. `type_name()` is
+/// only a placeholder: values of one Rust type stand for several GraphQL types.
+macro_rules! named_object {
+    (impl[$($generics:tt)*] $ty:ty, name: |$this:ident| $name:expr) => {
+        impl<$($generics)*> async_graphql::OutputType for $ty {
+            fn type_name() -> std::borrow::Cow<'static, str> {
+                std::borrow::Cow::Borrowed(std::any::type_name::<Self>())
+            }
+
+            fn introspection_type_name(&self) -> std::borrow::Cow<'static, str> {
+                let $this = self;
+                std::borrow::Cow::Owned($name)
+            }
+
+            fn create_type_info(_registry: &mut async_graphql::registry::Registry) -> String {
+                <Self as async_graphql::OutputType>::type_name().into_owned()
+            }
+
+            async fn resolve(
+                &self,
+                ctx: &async_graphql::ContextSelectionSet<'_>,
+                _field: &async_graphql::Positioned<async_graphql::parser::types::Field>,
+            ) -> async_graphql::ServerResult<async_graphql::Value> {
+                async_graphql::resolver_utils::resolve_container(ctx, self).await
+            }
+        }
+
+        impl<$($generics)*> async_graphql::ObjectType for $ty {}
+    };
+}
+pub(crate) use named_object;

@@ -175,25 +175,30 @@ fn channel_of(schema: &str) -> String {
 
 /// The notifications of one mutation's events: as few as fit in [`MAX_PAYLOAD`] each.
 fn payloads(instance: &str, events: &[Event]) -> Vec<String> {
-    let wrap = |encoded: &[Value]| json!({ "instance": instance, "events": encoded }).to_string();
+    // `{"instance":"…","events":[` + the events, comma-separated + `]}`: each event is
+    // serialised once and the sizes are summed.
+    let head = format!("{{\"instance\":{},\"events\":[", Value::from(instance));
+    let room = MAX_PAYLOAD.saturating_sub(head.len() + 2);
     let mut out = Vec::new();
-    let mut batch: Vec<Value> = Vec::new();
+    let mut batch = head.clone();
     for event in events {
-        let mut encoded = encode_event(event, true);
-        if wrap(std::slice::from_ref(&encoded)).len() > MAX_PAYLOAD {
-            encoded = encode_event(event, false);
+        let mut encoded = encode_event(event, true).to_string();
+        if encoded.len() > room {
+            encoded = encode_event(event, false).to_string();
         }
-        batch.push(encoded);
-        if wrap(&batch).len() > MAX_PAYLOAD {
-            let last = batch.pop();
-            if !batch.is_empty() {
-                out.push(wrap(&batch));
-            }
-            batch = last.into_iter().collect();
+        let empty = batch.len() == head.len();
+        if !empty && batch.len() + 1 + encoded.len() + 2 > MAX_PAYLOAD {
+            batch.push_str("]}");
+            out.push(std::mem::replace(&mut batch, head.clone()));
         }
+        if batch.len() > head.len() {
+            batch.push(',');
+        }
+        batch.push_str(&encoded);
     }
-    if !batch.is_empty() {
-        out.push(wrap(&batch));
+    if batch.len() > head.len() {
+        batch.push_str("]}");
+        out.push(batch);
     }
     out
 }
@@ -257,5 +262,91 @@ fn decode_value(field: &FieldMeta, value: Value) -> Val {
                 .collect(),
         ),
         other => Val::from_stored_json(other, field.kind),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Kind, ModelMeta};
+
+    static FIELDS: [FieldMeta; 2] = [
+        FieldMeta::new("id", Kind::Id),
+        FieldMeta::new("body", Kind::String),
+    ];
+    static POST: ModelMeta = ModelMeta {
+        name: "Post",
+        plural: "Posts",
+        table: "Post",
+        filter_name: "PostFilter",
+        order_by_name: "PostOrderBy",
+        fields: &FIELDS,
+        id: 0,
+        created_at: 0,
+        updated_at: 0,
+        relations: &[],
+    };
+    static SERVICE: ServiceMeta = ServiceMeta {
+        name: "blog",
+        models: &[&POST],
+        relations: &[],
+        root_tokens: &[],
+        permissions: &[],
+        migration_hints: &[],
+        enums: &[],
+    };
+
+    fn deleted(id: usize, body: usize) -> Event {
+        Event {
+            model: &POST,
+            id: format!("c{id}"),
+            kind: ChangeKind::Deleted,
+            updated_fields: Vec::new(),
+            previous: Some(vec![
+                Val::String(format!("c{id}")),
+                Val::String("x".repeat(body)),
+            ]),
+        }
+    }
+
+    /// A mutation's events are split over notifications of at most 8000 bytes, in order; an
+    /// event too large alone travels without its previous values; another instance decodes
+    /// them all, and skips its own.
+    #[test]
+    fn events_fit_notifications() {
+        let mut events: Vec<Event> = (0..300).map(|i| deleted(i, 100)).collect();
+        events.insert(150, deleted(999, 9000));
+        let sent = payloads("me", &events);
+        assert!(sent.len() > 1, "{} notifications", sent.len());
+        assert!(sent.iter().all(|p| p.len() <= 8000));
+        let (tx, _) = mpsc::unbounded_channel();
+        let other = PgBus {
+            local: LocalBus::default(),
+            instance: "other".into(),
+            outgoing: tx,
+            remote_until: Mutex::new(None),
+        };
+        let got: Vec<Event> = sent
+            .iter()
+            .flat_map(|p| other.decode(&SERVICE, p).expect("decodes"))
+            .collect();
+        let ids = |list: &[Event]| list.iter().map(|e| e.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&got), ids(&events));
+        assert!(
+            got[150].previous.is_none(),
+            "the oversized event lost its previous values"
+        );
+        assert_eq!(got[151].previous, events[151].previous);
+        let (tx, _) = mpsc::unbounded_channel();
+        let me = PgBus {
+            local: LocalBus::default(),
+            instance: "me".into(),
+            outgoing: tx,
+            remote_until: Mutex::new(None),
+        };
+        assert!(
+            me.decode(&SERVICE, &sent[0]).is_none(),
+            "its own events come back ignored"
+        );
     }
 }

@@ -16,8 +16,7 @@ use async_graphql::indexmap::IndexMap;
 use async_graphql::registry::{MetaField, MetaInputValue, Registry};
 use async_graphql::resolver_utils::ContainerType;
 use async_graphql::{
-    Context, ContextSelectionSet, ID, InputType, Name, OutputType, Pos, Positioned, ServerError,
-    ServerResult, Value,
+    Context, ID, InputType, Name, OutputType, Pos, ServerError, ServerResult, Value,
 };
 
 use super::connection::{Edge, register_connection, resolve_edge_row};
@@ -30,7 +29,7 @@ use crate::api::mutations::{
     relation_arguments, run_relation,
 };
 use crate::api::registry::{
-    input_value, meta_field, register_input, register_object, table_object,
+    input_value, meta_field, named_object, register_input, register_object, table_object,
 };
 use crate::api::request;
 use crate::api::resolve::{Call, Resolved, output, resolve_model, server_error};
@@ -430,36 +429,6 @@ async fn relation_mutation<S: ServiceDef>(
     output(ctx, payload.await).await
 }
 
-/// The output type of a payload, named by its `type_name` (payload types are registered by
-/// name from the data tables, with the mutation root) and resolved field by field.
-macro_rules! payload_type {
-    (impl[$($g:tt)*] $ty:ty) => {
-        impl<$($g)*> OutputType for $ty {
-            fn type_name() -> Cow<'static, str> {
-                Cow::Borrowed("Payload")
-            }
-
-            fn introspection_type_name(&self) -> Cow<'static, str> {
-                Cow::Owned(self.type_name.clone())
-            }
-
-            fn create_type_info(_registry: &mut Registry) -> String {
-                Self::type_name().into_owned()
-            }
-
-            async fn resolve(
-                &self,
-                ctx: &ContextSelectionSet<'_>,
-                _field: &Positioned<async_graphql::parser::types::Field>,
-            ) -> ServerResult<Value> {
-                async_graphql::resolver_utils::resolve_container(ctx, self).await
-            }
-        }
-
-        impl<$($g)*> async_graphql::ObjectType for $ty {}
-    };
-}
-
 /// The fields every payload starts with, or `None` for the payload's own fields.
 async fn resolve_head<S: ServiceDef>(
     ctx: &Context<'_>,
@@ -481,7 +450,7 @@ struct Payload<S, R> {
     _service: PhantomData<fn() -> S>,
 }
 
-payload_type!(impl[S: ServiceDef, R: Record + OutputType] Payload<S, R>);
+named_object!(impl[S: ServiceDef, R: Record + OutputType] Payload<S, R>, name: |this| this.type_name.clone());
 
 impl<S: ServiceDef, R: Record + OutputType> ContainerType for Payload<S, R> {
     async fn resolve_field(&self, ctx: &Context<'_>) -> ServerResult<Option<Value>> {
@@ -529,7 +498,7 @@ struct Batch<S> {
     _service: PhantomData<fn() -> S>,
 }
 
-payload_type!(impl[S: ServiceDef] Batch<S>);
+named_object!(impl[S: ServiceDef] Batch<S>, name: |this| this.type_name.clone());
 
 impl<S: ServiceDef> ContainerType for Batch<S> {
     async fn resolve_field(&self, ctx: &Context<'_>) -> ServerResult<Option<Value>> {
@@ -553,7 +522,7 @@ struct RelationPayload<S> {
     _service: PhantomData<fn() -> S>,
 }
 
-payload_type!(impl[S: ServiceDef] RelationPayload<S>);
+named_object!(impl[S: ServiceDef] RelationPayload<S>, name: |this| this.type_name.clone());
 
 impl<S: ServiceDef> ContainerType for RelationPayload<S> {
     async fn resolve_field(&self, ctx: &Context<'_>) -> ServerResult<Option<Value>> {

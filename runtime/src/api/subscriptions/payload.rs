@@ -8,16 +8,12 @@
 //! `Insufficient Permissions` error at its path: the node it would be checked against may be
 //! gone.
 
-use std::borrow::Cow;
-
 use async_graphql::indexmap::IndexMap;
 use async_graphql::registry::Registry;
 use async_graphql::resolver_utils::ContainerType;
-use async_graphql::{
-    Context, ContextSelectionSet, Enum, Name, OutputType, Positioned, ServerResult, Value,
-};
+use async_graphql::{Context, Enum, Name, OutputType, ServerResult, Value};
 
-use crate::api::registry::{meta_field, register_object, register_value_type};
+use crate::api::registry::{meta_field, named_object, register_object, register_value_type};
 use crate::api::request;
 use crate::api::resolve::{Call, output, resolve_model};
 use crate::engine::ChangeKind;
@@ -109,37 +105,8 @@ pub(super) struct Payload {
     pub(super) event: Event,
 }
 
-/// The output type of a payload object registered by name from the data tables.
-macro_rules! named_object {
-    ($ty:ty, $name:expr) => {
-        impl OutputType for $ty {
-            fn type_name() -> Cow<'static, str> {
-                Cow::Borrowed("SubscriptionPayload")
-            }
-
-            fn introspection_type_name(&self) -> Cow<'static, str> {
-                Cow::Owned($name(self.meta.name))
-            }
-
-            fn create_type_info(_registry: &mut Registry) -> String {
-                Self::type_name().into_owned()
-            }
-
-            async fn resolve(
-                &self,
-                ctx: &ContextSelectionSet<'_>,
-                _field: &Positioned<async_graphql::parser::types::Field>,
-            ) -> ServerResult<Value> {
-                async_graphql::resolver_utils::resolve_container(ctx, self).await
-            }
-        }
-
-        impl async_graphql::ObjectType for $ty {}
-    };
-}
-
-named_object!(Payload, svc_names::subscription_payload);
-named_object!(Previous<'_>, svc_names::previous_values);
+named_object!(impl[] Payload, name: |this| svc_names::subscription_payload(this.meta.name));
+named_object!(impl['a] Previous<'a>, name: |this| svc_names::previous_values(this.meta.name));
 
 impl ContainerType for Payload {
     async fn resolve_field(&self, ctx: &Context<'_>) -> ServerResult<Option<Value>> {
