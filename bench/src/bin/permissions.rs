@@ -94,6 +94,8 @@ async fn run() -> Result<(), String> {
         secret: Some("svc-bench-secret-0123456789abcdef".into()),
         master_token: Some(MASTER_TOKEN.into()),
         keepalive_ms: 10_000,
+        idle_timeout_ms: 3_600_000,
+        init_timeout_ms: 3_000,
     };
     let running =
         tokio::task::spawn_blocking(move || svc_runtime::spawn::<example_model::Service>(options))

@@ -46,7 +46,7 @@ pub const TEMPORARY_CLIENT_ID: &str = "_";
 pub const LOCAL_CLIENT_ID: &str = "local";
 
 /// The authenticated party of a request (reference §6.2).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub enum Principal {
     /// No token, or a token that is invalid, expired, forged or malformed.
     #[default]

@@ -90,15 +90,38 @@ pub async fn count(req: &Request, meta: &ModelMeta, filter: Option<&Cond>) -> Ap
 
 /// Whether the page `page` of `meta` holds at least one node.
 pub async fn some_exists(req: &Request, meta: &ModelMeta, page: &Page) -> ApiResult<bool> {
-    let mut sql = req.db().sql();
-    sql.push("SELECT CASE WHEN ");
-    push_exists(&mut sql, meta, "t0", page);
-    sql.push(" THEN 1 ELSE 0 END");
-    let found: i32 = match req.reads().one(sql).await? {
-        Some(row) => row.int(0)?.unwrap_or(0),
-        None => 0,
-    };
-    Ok(found != 0)
+    let found = each_exists(req, meta, std::slice::from_ref(page)).await?;
+    Ok(found.first().copied().unwrap_or(false))
+}
+
+/// How many pages [`each_exists`] asks about in one statement.
+const EXISTS_PER_STATEMENT: usize = 64;
+
+/// Whether each of `pages` (of `meta`'s nodes) holds any node: one statement per 64 pages, each
+/// page one `EXISTS` column of it.
+pub async fn each_exists(req: &Request, meta: &ModelMeta, pages: &[Page]) -> ApiResult<Vec<bool>> {
+    let mut found = Vec::with_capacity(pages.len());
+    for chunk in pages.chunks(EXISTS_PER_STATEMENT) {
+        let mut sql = req.db().sql();
+        sql.push("SELECT ");
+        for (i, page) in chunk.iter().enumerate() {
+            if i > 0 {
+                sql.push(", ");
+            }
+            sql.push("CASE WHEN ");
+            push_exists(&mut sql, meta, "t0", page);
+            sql.push(" THEN 1 ELSE 0 END");
+        }
+        let row = req.reads().one(sql).await?;
+        for i in 0..chunk.len() {
+            let yes = match &row {
+                Some(row) => row.int(i)?.unwrap_or(0) != 0,
+                None => false,
+            };
+            found.push(yes);
+        }
+    }
+    Ok(found)
 }
 
 /// `<Type>(id, <unique field>…)`: the node named by the first non-null value among

@@ -19,7 +19,7 @@ mod postgres;
 
 use std::sync::Arc;
 
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 
 pub use postgres::PgBus;
 
@@ -83,6 +83,13 @@ pub fn events_of(changes: &[Change]) -> Vec<Event> {
 pub trait EventBus: Observer {
     /// A receiver of every batch of events published from now on.
     fn subscribe(&self) -> broadcast::Receiver<Batch>;
+
+    /// The number of schema changes heard of since the start (a migration of the database's
+    /// model, by a deploy): subscriptions end with `Schema changed` at each.
+    fn schema_changes(&self) -> watch::Receiver<u64>;
+
+    /// Tells this instance's listeners that the database's model changed.
+    fn schema_changed(&self);
 }
 
 /// How many batches a listener may fall behind before it misses some: the listener is the
@@ -92,12 +99,14 @@ const BACKLOG: usize = 4096;
 /// The in-process event bus: a broadcast channel.
 pub struct LocalBus {
     sender: broadcast::Sender<Batch>,
+    schema: watch::Sender<u64>,
 }
 
 impl Default for LocalBus {
     fn default() -> Self {
         LocalBus {
             sender: broadcast::channel(BACKLOG).0,
+            schema: watch::channel(0).0,
         }
     }
 }
@@ -125,6 +134,14 @@ impl Observer for LocalBus {
 impl EventBus for LocalBus {
     fn subscribe(&self) -> broadcast::Receiver<Batch> {
         self.sender.subscribe()
+    }
+
+    fn schema_changes(&self) -> watch::Receiver<u64> {
+        self.schema.subscribe()
+    }
+
+    fn schema_changed(&self) {
+        self.schema.send_modify(|n| *n += 1);
     }
 }
 

@@ -30,7 +30,7 @@ use tokio::time::Instant;
 use super::{Batch, Event, EventBus, LocalBus, events_of};
 use crate::engine::{Change, ChangeKind, Observer};
 use crate::model::{FieldMeta, ServiceMeta, Val, cuid};
-use crate::storage::Db;
+use crate::storage::{Db, SCHEMA_CHANGED, events_channel as channel_of};
 
 /// PostgreSQL's limit on a notification's payload, less room for the envelope.
 const MAX_PAYLOAD: usize = 7900;
@@ -119,6 +119,10 @@ impl PgBus {
         if value["instance"].as_str() == Some(self.instance.as_str()) {
             return None;
         }
+        if value[SCHEMA_CHANGED] == json!(true) {
+            self.local.schema_changed();
+            return None;
+        }
         if value["listening"] == json!(true) {
             let mut until = self.remote_until.lock().unwrap_or_else(|e| e.into_inner());
             *until = Some(Instant::now() + ANNOUNCED_FOR);
@@ -162,15 +166,14 @@ impl EventBus for PgBus {
         }
         receiver
     }
-}
 
-/// The channel of the servers on one database schema.
-fn channel_of(schema: &str) -> String {
-    let mut channel = format!("svc_events_{schema}");
-    // Identifiers are at most 63 bytes; a schema name is too (channel names are compared
-    // whole, so a cut keeps distinct schemas apart unless their names share 52 bytes).
-    channel.truncate(63);
-    channel
+    fn schema_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.local.schema_changes()
+    }
+
+    fn schema_changed(&self) {
+        self.local.schema_changed();
+    }
 }
 
 /// The notifications of one mutation's events: as few as fit in [`MAX_PAYLOAD`] each.

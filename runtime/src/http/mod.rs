@@ -12,6 +12,8 @@ mod render;
 mod routes;
 mod subscriptions;
 
+pub use subscriptions::SocketTimes;
+
 use std::sync::Arc;
 
 use actix_web::dev::Server;
@@ -24,7 +26,7 @@ use crate::api::permission::PermissionQuery;
 use crate::api::relay;
 use crate::api::shape::Shape;
 use crate::api::simple::{Mutation, Query};
-use crate::api::subscriptions::{Events, Subscription};
+use crate::api::subscriptions::{Hub, Subscription};
 use crate::api::system::{self, SystemSchema};
 use crate::auth::Auth;
 use crate::engine::State;
@@ -66,11 +68,18 @@ pub struct Service<S: ServiceDef> {
     pub(super) plans: Plans,
     /// The same for the Relay API.
     pub(super) relay_plans: Plans,
-    /// How often subscription sockets get a keep-alive message (`None`: never).
-    pub(super) keepalive: Option<std::time::Duration>,
-    /// Turns true when the server is stopping: subscription sockets then close.
+    /// The keep-alive interval and the timeouts of subscription sockets.
+    pub(super) times: SocketTimes,
+    /// Turns true when the server is asked to stop ([`Closing`]).
+    stop_requested: Arc<tokio::sync::watch::Sender<bool>>,
+    /// Turns true when subscription sockets are to close: after a stop was asked for and the
+    /// sockets were told whether a deploy changed the schema.
     pub(super) closing: tokio::sync::watch::Receiver<bool>,
     closing_sender: Arc<tokio::sync::watch::Sender<bool>>,
+    /// The subscriptions' dispatcher.
+    pub(super) hub: Arc<Hub>,
+    /// The subscriptions that share evaluations.
+    pub(super) groups: Arc<subscriptions::Groups>,
     pub(super) state: Arc<State>,
 }
 
@@ -86,6 +95,7 @@ impl<S: ServiceDef> Service<S> {
     ) -> Self {
         let tables = Tables::of::<S>();
         let closing = tokio::sync::watch::channel(false);
+        let hub = Hub::new(events, state.clone());
         let schema = Schema::build(
             Query::<S>::default(),
             Mutation::<S>::default(),
@@ -93,7 +103,7 @@ impl<S: ServiceDef> Service<S> {
         )
         .data(state.clone())
         .data(tables.clone())
-        .data(Events(events))
+        .data(hub.clone())
         .limit_depth(MAX_DEPTH)
         .limit_complexity(MAX_COMPLEXITY)
         .finish();
@@ -144,22 +154,47 @@ impl<S: ServiceDef> Service<S> {
             relay_nulls,
             plans: Plans::new(Api::Simple),
             relay_plans: Plans::new(Api::Relay),
-            keepalive: Some(std::time::Duration::from_secs(10)),
+            times: SocketTimes::default(),
+            stop_requested: Arc::new(tokio::sync::watch::channel(false).0),
             closing: closing.1,
             closing_sender: Arc::new(closing.0),
+            hub,
+            groups: Arc::default(),
             state,
         }
     }
 
-    /// Sets the interval of subscription sockets' keep-alive messages, in milliseconds (0: none).
-    pub fn with_keepalive(mut self, ms: u64) -> Self {
-        self.keepalive = (ms > 0).then(|| std::time::Duration::from_millis(ms));
+    /// Sets the keep-alive interval and the timeouts of subscription sockets.
+    pub fn with_socket_times(mut self, times: SocketTimes) -> Self {
+        self.times = times;
         self
     }
 
     /// The handle that closes the service's subscription sockets when the server stops.
     pub fn closing(&self) -> Closing {
-        Closing(self.closing_sender.clone())
+        Closing(self.stop_requested.clone())
+    }
+
+    /// Waits for a stop to be asked for; then tells the subscriptions `Schema changed` when
+    /// the database's model is no longer this server's (a deploy migrated it), and closes the
+    /// sockets.
+    fn spawn_closer(&self) {
+        let mut requested = self.stop_requested.subscribe();
+        let closing = self.closing_sender.clone();
+        let db = self.state.db.clone();
+        let hub = self.hub.clone();
+        actix_web::rt::spawn(async move {
+            if requested.wait_for(|stop| *stop).await.is_err() {
+                return;
+            }
+            let own = crate::migrate::Schema::of(S::META);
+            let check = crate::migrate::schema_differs(&db, &own);
+            let changed = tokio::time::timeout(std::time::Duration::from_secs(2), check).await;
+            if changed == Ok(true) {
+                hub.bus().schema_changed();
+            }
+            closing.send_replace(true);
+        });
     }
 
     pub(super) fn knows(&self, id: &str) -> bool {
@@ -190,6 +225,7 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
         ids
     };
     use routes::{PERMISSIONS, RELAY, SIMPLE};
+    service.spawn_closer();
     let service = web::Data::new(service);
     let server = HttpServer::new(move || {
         let mut app = App::new()
@@ -230,6 +266,10 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
                 .add((header::ACCESS_CONTROL_ALLOW_METHODS, "GET, POST, OPTIONS")),
         )
         .route("/status", web::get().to(routes::status))
+        .route(
+            "/status/subscriptions",
+            web::get().to(subscriptions::status::<S>),
+        )
         .route(
             &format!("{}{{name}}", svc_playground::PATH),
             web::get().to(routes::playground_asset),

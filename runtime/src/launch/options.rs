@@ -39,6 +39,14 @@ pub struct Options {
     /// `graphql-ws`, `keepalive` of `graphql-subscriptions`); 0 sends none.
     #[arg(long, env = "SVC_KEEPALIVE_MS", default_value_t = 10_000)]
     pub keepalive_ms: u64,
+    /// Milliseconds a subscription socket may go without a message from its client before it
+    /// is closed (60 minutes, as the original service); 0 never closes it.
+    #[arg(long, env = "SVC_IDLE_TIMEOUT_MS", default_value_t = 3_600_000)]
+    pub idle_timeout_ms: u64,
+    /// Milliseconds a `graphql-transport-ws` socket may take to send `connection_init` before
+    /// it is closed with 4408 (the `graphql-ws` library's default, 3 seconds); 0 waits forever.
+    #[arg(long, env = "SVC_INIT_TIMEOUT_MS", default_value_t = 3_000)]
+    pub init_timeout_ms: u64,
 }
 
 /// Secrets stay out of debug output.
@@ -53,6 +61,8 @@ impl fmt::Debug for Options {
             .field("secret", &hidden(&self.secret))
             .field("master_token", &hidden(&self.master_token))
             .field("keepalive_ms", &self.keepalive_ms)
+            .field("idle_timeout_ms", &self.idle_timeout_ms)
+            .field("init_timeout_ms", &self.init_timeout_ms)
             .finish()
     }
 }

@@ -9,7 +9,7 @@ use super::options::redact;
 use crate::auth::{Auth, SecretError, service_secret};
 use crate::engine::{Observer, State};
 use crate::events::{EventBus, LocalBus, PgBus};
-use crate::http::{Closing, Service, bind};
+use crate::http::{Closing, Service, SocketTimes, bind};
 use crate::migrate::{self, Hints, MigrationError, Outcome, Schema, ddl};
 use crate::model::{ServiceDef, cuid};
 use crate::permissions::ReadTable;
@@ -133,7 +133,11 @@ pub async fn start<S: ServiceDef>(
     options: Options,
     observers: Vec<Arc<dyn Observer>>,
 ) -> Result<Started, StartError> {
-    let keepalive_ms = options.keepalive_ms;
+    let times = SocketTimes::from_ms(
+        options.keepalive_ms,
+        options.idle_timeout_ms,
+        options.init_timeout_ms,
+    );
     let (db, database_url) = open::<S>(options.database_url).await?;
     let stored_id = meta_value(&db, "service_id", cuid())
         .await
@@ -173,7 +177,7 @@ pub async fn start<S: ServiceDef>(
         alias.clone(),
         options.master_token,
     )
-    .with_keepalive(keepalive_ms);
+    .with_socket_times(times);
     let port = options.port;
     let closing = svc.closing();
     let (server, port) = bind(svc, port).map_err(|source| StartError::Listen { port, source })?;

@@ -19,7 +19,7 @@ use std::fmt;
 use sea_orm::{ConnectionTrait, DatabaseTransaction};
 
 use crate::storage::bookkeeping::META_TABLE;
-use crate::storage::{Backend, Db};
+use crate::storage::{Backend, Db, NOTIFY_SCHEMA_CHANGED};
 pub use plan::Plan;
 pub use schema::{Hints, Schema};
 
@@ -237,9 +237,27 @@ async fn within(
     }
     if backend == Backend::Postgres {
         sync_partners(tx, target, true).await?;
+        if matches!(outcome, Outcome::Applied(_)) {
+            // The running servers on this database end their subscriptions with `Schema
+            // changed` (delivered at the commit).
+            tx.execute_unprepared(NOTIFY_SCHEMA_CHANGED)
+                .await
+                .map_err(|e| MigrationError::failed(NOTIFY_SCHEMA_CHANGED, e))?;
+        }
     }
     store(tx, db, target).await?;
     Ok((outcome, true))
+}
+
+/// Whether the model stored in `db` (by the last migration) differs from `target`: a deploy
+/// changed it since this server started. `false` when it cannot be read.
+pub async fn schema_differs(db: &Db, target: &Schema) -> bool {
+    let Ok(tx) = db.begin().await else {
+        return false;
+    };
+    let stored = stored(&tx, db).await;
+    let _ = tx.rollback().await;
+    matches!(stored, Ok(Some(old)) if old != *target)
 }
 
 /// PostgreSQL: the to-one partners copied into the nodes' rows ([`partner`]).

@@ -26,7 +26,7 @@ pub use db::{Backend, Db, Pool, WriteUnit};
 pub use errors::{is_conflict, sql_err, unique_violation};
 pub use params::{id_array, to_db};
 pub use plan_reads::{InlineReads, PlanReads};
-pub use postgres::listen::Listener;
+pub use postgres::listen::{Listener, NOTIFY_SCHEMA_CHANGED, SCHEMA_CHANGED, events_channel};
 pub use row::Row;
 pub use run::{Counted, Counter, Statements};
 pub use sql::Sql;

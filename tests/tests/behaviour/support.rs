@@ -26,6 +26,10 @@ pub const MASTER_TOKEN: &str = "svc-tests-master-token";
 /// Milliseconds between the keep-alive messages of the test servers' subscription sockets: short,
 /// so a test sees them without waiting the default 10 s.
 pub const KEEPALIVE_MS: u64 = 300;
+/// The servers' defaults for closing idle subscription sockets and `graphql-transport-ws`
+/// sockets that do not initialise ([`Server::start_with_socket_timeouts`] sets others).
+pub const IDLE_TIMEOUT_MS: u64 = 3_600_000;
+pub const INIT_TIMEOUT_MS: u64 = 3_000;
 
 /// The database a test server runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,6 +181,8 @@ pub struct Server {
     running: Option<svc_runtime::Running>,
     /// Told of every committed mutation.
     observers: Vec<Arc<dyn svc_runtime::Observer>>,
+    /// The subscription sockets' idle and initialisation timeouts, in milliseconds.
+    socket_timeouts: (u64, u64),
     /// Declared last: dropped after the server has stopped.
     database: TestDatabase,
 }
@@ -207,6 +213,17 @@ impl Server {
         Some(srv)
     }
 
+    /// Starts a server on a fresh database whose subscription sockets close after `idle_ms`
+    /// without a client message, and (`graphql-transport-ws`) after `init_ms` without
+    /// `connection_init`.
+    pub async fn start_with_socket_timeouts(db: Db, idle_ms: u64, init_ms: u64) -> Option<Server> {
+        let database = TestDatabase::create(db).await?;
+        let mut srv = Server::unstarted(database, Vec::new());
+        srv.socket_timeouts = (idle_ms, init_ms);
+        srv.launch(Some(SECRET)).await;
+        Some(srv)
+    }
+
     /// Starts a server on `database` (fresh, or left by a server that stopped).
     pub async fn start_on(database: TestDatabase, secret: Option<&str>) -> Server {
         let mut srv = Server::unstarted(database, Vec::new());
@@ -222,6 +239,7 @@ impl Server {
             root_token: String::new(),
             running: None,
             observers,
+            socket_timeouts: (IDLE_TIMEOUT_MS, INIT_TIMEOUT_MS),
             database,
         }
     }
@@ -235,6 +253,8 @@ impl Server {
             secret: secret.map(str::to_owned),
             master_token: Some(MASTER_TOKEN.into()),
             keepalive_ms: KEEPALIVE_MS,
+            idle_timeout_ms: self.socket_timeouts.0,
+            init_timeout_ms: self.socket_timeouts.1,
         };
         let observers = self.observers.clone();
         let running = tokio::task::spawn_blocking(move || {

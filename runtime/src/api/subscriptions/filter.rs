@@ -15,7 +15,7 @@ use async_graphql::registry::Registry;
 
 use crate::api::registry::{input_value, register_input, register_node_filter};
 use crate::api::subscriptions::payload::ModelMutationType;
-use crate::engine::{ChangeKind, Request, read};
+use crate::engine::ChangeKind;
 use crate::events::Event;
 use crate::model::{ApiError, ModelMeta, Val};
 use crate::query::filter::CmpOp;
@@ -89,35 +89,43 @@ impl SubscriptionFilter {
         self.root.is_none() || self.kinds.contains(&kind)
     }
 
-    /// Whether `event` passes: its kind, the fields it updated, and the node as it is now.
-    pub(super) async fn passes(
-        &self,
-        req: &Request,
-        meta: &'static ModelMeta,
-        event: &Event,
-    ) -> Result<bool, ApiError> {
+    /// What decides whether `event` passes: its kind and the fields it updated alone, or also
+    /// a condition on the node as it is now ([`Decision::Check`]).
+    pub(super) fn decide(&self, meta: &'static ModelMeta, event: &Event) -> Decision {
         if !self.listens_to(event.kind) {
-            return Ok(false);
+            return Decision::Drop;
         }
         let Some(root) = &self.root else {
-            return Ok(true);
+            return Decision::Pass;
         };
-        match simplify(root.condition(event)) {
-            Cond::Const(pass) => Ok(pass),
+        match simplify(root.condition(event), meta, &event.id) {
+            Cond::Const(true) => Decision::Pass,
+            Cond::Const(false) => Decision::Drop,
             // A deleted node cannot be read: only its kind and fields decide.
-            _ if event.kind == ChangeKind::Deleted => Ok(true),
-            cond => {
-                let this = Cond::Cmp {
-                    field: meta.id,
-                    op: CmpOp::Eq,
-                    val: Val::String(event.id.clone()),
-                };
-                let filter = Cond::All(vec![this, cond]);
-                let page = Page::new(meta, Some(filter), Vec::new(), [None; 3], None, None)?;
-                read::some_exists(req, meta, &page).await
-            }
+            _ if event.kind == ChangeKind::Deleted => Decision::Pass,
+            cond => Decision::Check(cond),
         }
     }
+}
+
+/// Whether an event passes a subscription filter.
+#[derive(Debug)]
+pub(super) enum Decision {
+    Pass,
+    Drop,
+    /// It passes when the node as it is now meets the condition.
+    Check(Cond),
+}
+
+/// The page that holds the node `id` of `meta` when it meets `cond`.
+pub(super) fn check_page(meta: &'static ModelMeta, id: &str, cond: Cond) -> Result<Page, ApiError> {
+    let this = Cond::Cmp {
+        field: meta.id,
+        op: CmpOp::Eq,
+        val: Val::String(id.to_owned()),
+    };
+    let filter = Cond::All(vec![this, cond]);
+    Page::new(meta, Some(filter), Vec::new(), [None; 3], None, None)
 }
 
 const ALL: [ChangeKind; 3] = [
@@ -239,12 +247,14 @@ fn kind_named(name: &str) -> Option<ChangeKind> {
     ALL.into_iter().find(|k| k.name() == name)
 }
 
-/// `cond` with its decided parts folded away: `Const` when nothing is left to check.
-fn simplify(cond: Cond) -> Cond {
+/// `cond` with its decided parts folded away: `Const` when nothing is left to check. A
+/// comparison of `meta`'s id is decided against the event's node `id` here (subscriptions to
+/// one node by id cost no statement for the other nodes' events).
+fn simplify(cond: Cond, meta: &ModelMeta, id: &str) -> Cond {
     match cond {
         Cond::All(items) => {
             let mut left = Vec::new();
-            for item in items.into_iter().map(simplify) {
+            for item in items.into_iter().map(|c| simplify(c, meta, id)) {
                 match item {
                     Cond::Const(true) => {}
                     Cond::Const(false) => return Cond::Const(false),
@@ -259,7 +269,7 @@ fn simplify(cond: Cond) -> Cond {
         }
         Cond::Any(items) => {
             let mut left = Vec::new();
-            for item in items.into_iter().map(simplify) {
+            for item in items.into_iter().map(|c| simplify(c, meta, id)) {
                 match item {
                     Cond::Const(false) => {}
                     Cond::Const(true) => return Cond::Const(true),
@@ -271,6 +281,24 @@ fn simplify(cond: Cond) -> Cond {
             } else {
                 Cond::Any(left)
             }
+        }
+        Cond::Cmp {
+            field,
+            op: CmpOp::Eq,
+            val: Val::String(value),
+        } if field == meta.id => Cond::Const(value == id),
+        Cond::Cmp {
+            field,
+            op: CmpOp::Ne,
+            val: Val::String(value),
+        } if field == meta.id => Cond::Const(value != id),
+        Cond::In {
+            field,
+            vals,
+            negate,
+        } if field == meta.id => {
+            let listed = vals.iter().any(|v| matches!(v, Val::String(s) if s == id));
+            Cond::Const(listed != negate)
         }
         other => other,
     }

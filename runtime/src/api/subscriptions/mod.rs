@@ -10,10 +10,10 @@
 //! previous values alone.
 
 mod filter;
+mod hub;
 mod payload;
 
 use std::borrow::Cow;
-use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -25,18 +25,19 @@ use async_graphql::{
     Context, Data, OutputType, QueryPathNode, QueryPathSegment, Response, ServerError,
     SubscriptionType, Value,
 };
-use tokio::sync::broadcast::error::RecvError;
 
+pub use hub::{Counts, Hub};
 pub use payload::ModelMutationType;
 
 use self::filter::SubscriptionFilter;
+use self::hub::{Feed, Listening};
 use self::payload::Payload;
 use crate::api::args::raw_arg;
 use crate::api::registry::{input_value, meta_field, object};
 use crate::api::roots::register_records;
 use crate::auth::Principal;
 use crate::engine::{Request, State};
-use crate::events::{Event, EventBus};
+use crate::events::Event;
 use crate::model::{ModelMeta, ServiceDef};
 use crate::storage::Counter;
 
@@ -52,10 +53,6 @@ impl<S: ServiceDef> Default for Subscription<S> {
         }
     }
 }
-
-/// The event bus a service's subscriptions listen to, kept in the schema's data.
-#[derive(Clone)]
-pub struct Events(pub Arc<dyn EventBus>);
 
 impl<S: ServiceDef> SubscriptionType for Subscription<S> {
     fn type_name() -> Cow<'static, str> {
@@ -102,97 +99,65 @@ impl<S: ServiceDef> SubscriptionType for Subscription<S> {
 }
 
 /// The stream of a subscription field on `meta`'s nodes: one response per event its filter
-/// lets through. A field that cannot listen (no bus, a filter that does not parse) answers one
-/// error and ends.
+/// lets through (the [`Hub`] decides the filters). A field that cannot listen (no hub, a filter
+/// that does not parse) answers one error and ends; so does one the hub ends.
 fn events<'a>(ctx: &'a Context<'_>, meta: &'static ModelMeta) -> impl Stream<Item = Response> + 'a {
     let setup = (|| {
-        let bus = ctx
-            .data_opt::<Events>()
+        let hub = ctx
+            .data_opt::<Arc<Hub>>()
             .ok_or_else(|| ServerError::new("subscriptions are not served here", None))?;
         let filter = match raw_arg(ctx, "filter")? {
             Some((pos, value)) => SubscriptionFilter::parse(meta, &value)
                 .map_err(|e| ServerError::new(e, Some(pos)))?,
             None => SubscriptionFilter::default(),
         };
-        Ok::<_, ServerError>((bus.0.subscribe(), filter))
+        Ok::<_, ServerError>(hub.listen(meta, filter))
     })();
     let state = match setup {
-        Ok((receiver, filter)) => Listening::Open {
-            receiver,
-            filter,
-            pending: VecDeque::new(),
-        },
-        Err(e) => Listening::Failed(e),
+        Ok(listening) => Stage::Open(listening),
+        Err(e) => Stage::Failed(e),
     };
     async_graphql::futures_util::stream::unfold(state, move |state| async move {
         match state {
-            Listening::Failed(e) => Some((Response::from_errors(vec![e]), Listening::Done)),
-            Listening::Done => None,
-            Listening::Open {
-                mut receiver,
-                filter,
-                mut pending,
-            } => loop {
-                if let Some(event) = pending.pop_front() {
-                    if let Some(response) = deliver(ctx, meta, &filter, event).await {
-                        let state = Listening::Open {
-                            receiver,
-                            filter,
-                            pending,
-                        };
-                        return Some((response, state));
-                    }
-                    continue;
+            Stage::Failed(e) => Some((Response::from_errors(vec![e]), Stage::Done)),
+            Stage::Done => None,
+            Stage::Open(mut listening) => match listening.feed.recv().await {
+                Some(Feed::Event(batch, index)) => {
+                    let response = deliver(ctx, meta, batch[index].clone()).await;
+                    Some((response, Stage::Open(listening)))
                 }
-                match receiver.recv().await {
-                    Ok(batch) => pending.extend(
-                        batch
-                            .iter()
-                            .filter(|e| std::ptr::eq(e.model, meta) && filter.listens_to(e.kind))
-                            .cloned(),
-                    ),
-                    // Events this listener fell too far behind to see are gone; the next ones
-                    // are not.
-                    Err(RecvError::Lagged(_)) => {}
-                    Err(RecvError::Closed) => return None,
-                }
+                Some(Feed::End(message)) => Some((
+                    Response::from_errors(vec![ServerError::new(message, None)]),
+                    Stage::Done,
+                )),
+                // The hub let go of this stream: it fell too far behind the events.
+                None => Some((
+                    Response::from_errors(vec![ServerError::new(FELL_BEHIND, None)]),
+                    Stage::Done,
+                )),
             },
         }
     })
 }
 
+/// The error that ends a subscription whose events came faster than they could be answered.
+const FELL_BEHIND: &str =
+    "The subscription was ended: its events came faster than they could be answered";
+
 /// Where a subscription field's stream stands.
-enum Listening {
-    Open {
-        receiver: tokio::sync::broadcast::Receiver<crate::events::Batch>,
-        filter: SubscriptionFilter,
-        /// Events of the last batch still to answer, in commit order.
-        pending: VecDeque<Event>,
-    },
+enum Stage {
+    Open(Listening),
     Failed(ServerError),
     Done,
 }
 
-/// The response to `event`, or `None` when the filter drops it.
-async fn deliver(
-    ctx: &Context<'_>,
-    meta: &'static ModelMeta,
-    filter: &SubscriptionFilter,
-    event: Event,
-) -> Option<Response> {
-    let state = ctx.data_opt::<Arc<State>>()?;
+/// The response to `event` (which passed the subscription's filter).
+async fn deliver(ctx: &Context<'_>, meta: &'static ModelMeta, event: Event) -> Response {
+    let Some(state) = ctx.data_opt::<Arc<State>>() else {
+        return Response::from_errors(vec![ServerError::new("no state", None)]);
+    };
     let principal = ctx.data_opt::<Principal>().cloned().unwrap_or_default();
     let req = Request::new(state.clone(), Arc::new(Counter::new()), principal);
-    match filter.passes(&req, meta, &event).await {
-        Ok(true) => {}
-        Ok(false) => return None,
-        Err(e) => {
-            return Some(Response::from_errors(vec![ServerError::new(
-                e.message(),
-                None,
-            )]));
-        }
-    }
     let field_name = ctx.item.node.response_key().node.clone();
     let mut data = Data::default();
     data.insert(req);
@@ -218,5 +183,5 @@ async fn deliver(
             .unwrap_or_else(|e| e.into_inner()),
     );
     response.errors.extend(errors);
-    Some(response)
+    response
 }

@@ -10,6 +10,25 @@ use sea_orm::DbErr;
 use sea_orm::sqlx;
 use sea_orm::sqlx::postgres::{PgConnectOptions, PgListener, PgPool};
 
+/// The channel of the servers on one database schema: their events, their announcements, and
+/// the word that the schema's model changed.
+pub fn events_channel(schema: &str) -> String {
+    let mut channel = format!("svc_events_{schema}");
+    // Identifiers are at most 63 bytes; a schema name is too (channel names are compared
+    // whole, so a cut keeps distinct schemas apart unless their names share 52 bytes).
+    channel.truncate(63);
+    channel
+}
+
+/// The key of the notification a migration sends on the events channel of its schema when it
+/// changed the model (`{"schemaChanged":true}`).
+pub const SCHEMA_CHANGED: &str = "schemaChanged";
+
+/// The statement that sends it, inside the migration's transaction (so it is delivered at the
+/// commit, and never for a migration rolled back); the channel as [`events_channel`] names it.
+pub const NOTIFY_SCHEMA_CHANGED: &str =
+    "SELECT pg_notify(left('svc_events_' || current_schema(), 63), '{\"schemaChanged\":true}')";
+
 /// A connection listening to one notification channel.
 pub struct Listener(PgListener);
 

@@ -419,6 +419,8 @@ db_cases! {
                 secret: Some("svc-test-secret-0123456789abcdef".into()),
                 master_token: None,
                 keepalive_ms: 10_000,
+                idle_timeout_ms: 3_600_000,
+                init_timeout_ms: 3_000,
             };
             tokio::task::spawn_blocking(move || svc_runtime::spawn::<example_model::Service>(options))
                 .await

@@ -3,6 +3,8 @@
 //! caused by mutations over HTTP, and the reference's messages, error texts, keep-alives, id
 //! echo, filters, payloads and permissions.
 
+mod fanout;
+
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};

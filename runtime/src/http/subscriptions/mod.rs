@@ -10,24 +10,36 @@
 //!   `subscribe`/`next`/`error`/`complete`, `ping`/`pong`, and its close codes.
 //!
 //! Ids are echoed with their JSON type. The token in the init payload is resolved like the HTTP
-//! header (an invalid one is no token). Each subscription is a stream of the Simple API's schema
-//! (`api/subscriptions`), run on a task of its own; everything the socket sends goes through one
-//! bounded queue, and a client that lets it fill up is disconnected.
+//! header (an invalid one is no token). Each subscription is a member of a group ([`groups`]):
+//! the subscriptions with the same query, variables, operation name and principal share one
+//! stream of the Simple API's schema (`api/subscriptions`). Everything a socket sends goes
+//! through one bounded queue, and a client that lets it fill up is disconnected.
+//!
+//! A socket is closed after [`SocketTimes::idle`] without a message from its client (60
+//! minutes), and a `graphql-transport-ws` socket that has not sent `connection_init` within
+//! [`SocketTimes::init`] with 4408. When a deploy changes the model (a migration heard of
+//! through the event bus, or found when the server stops), every running subscription gets the
+//! error `Schema changed` and ends.
+
+mod groups;
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
-use actix_ws::{CloseCode, CloseReason, Message, Session};
-use async_graphql::futures_util::{FutureExt, StreamExt};
-use async_graphql::{Data, Response, Variables};
+use actix_ws::{AggregatedMessage, CloseCode, CloseReason, ProtocolError, Session};
+use async_graphql::futures_util::StreamExt;
+use async_graphql::{Data, Variables};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
+pub(super) use self::groups::Groups;
+use self::groups::{GroupKey, Member, Membership};
 use super::Service;
-use super::render::render;
 use super::routes::project_not_found;
 use crate::auth::Principal;
 use crate::model::ServiceDef;
@@ -35,6 +47,41 @@ use crate::storage::Counter;
 
 /// How many messages may wait for a slow client before it is disconnected.
 const SEND_QUEUE: usize = 1024;
+
+/// The largest message a client may send, in one frame or assembled from continuation frames.
+const MAX_MESSAGE: usize = 1024 * 1024;
+
+/// The keep-alive interval and the timeouts of subscription sockets (`None`: none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SocketTimes {
+    /// Between keep-alive messages (`ka`, `keepalive`); 10 s.
+    pub keepalive: Option<Duration>,
+    /// Without a message from the client before the socket is closed; 60 min.
+    pub idle: Option<Duration>,
+    /// For a `graphql-transport-ws` client to send `connection_init`; 3 s.
+    pub init: Option<Duration>,
+}
+
+impl Default for SocketTimes {
+    fn default() -> Self {
+        SocketTimes::from_ms(10_000, 3_600_000, 3_000)
+    }
+}
+
+impl SocketTimes {
+    /// The times in milliseconds, 0 for none.
+    pub fn from_ms(keepalive: u64, idle: u64, init: u64) -> SocketTimes {
+        let some = |ms: u64| (ms > 0).then(|| Duration::from_millis(ms));
+        SocketTimes {
+            keepalive: some(keepalive),
+            idle: some(idle),
+            init: some(init),
+        }
+    }
+}
+
+/// The message that ends every subscription when a deploy changed the model.
+const SCHEMA_CHANGED: &str = "Schema changed";
 
 /// The sub-protocols, in the order a socket offering several gets them.
 const PROTOCOLS: [&str; 3] = [
@@ -142,20 +189,26 @@ pub(super) fn upgrade<S: ServiceDef>(
     }
     let (out, queue) = mpsc::channel(SEND_QUEUE);
     actix_web::rt::spawn(write(session.clone(), queue));
+    let service = service.into_inner();
+    service.groups.sockets.fetch_add(1, Ordering::Relaxed);
     let socket = Socket {
-        service: service.into_inner(),
+        service,
         protocol,
         out,
         session,
         principal: None,
         running: HashMap::new(),
     };
+    let messages = messages
+        .max_frame_size(MAX_MESSAGE)
+        .aggregate_continuations()
+        .max_continuation_size(MAX_MESSAGE);
     actix_web::rt::spawn(socket.run(messages));
     Ok(response)
 }
 
 /// What goes to the client: a text message, or the close frame that ends the socket.
-enum Outgoing {
+pub(crate) enum Outgoing {
     Text(String),
     Close(CloseCode, String),
 }
@@ -189,18 +242,48 @@ struct Socket<S: ServiceDef> {
     session: Session,
     /// The principal of the init payload; `None` before init.
     principal: Option<Principal>,
-    running: HashMap<String, JoinHandle<()>>,
+    running: HashMap<String, Running>,
+}
+
+/// A running subscription of a socket.
+struct Running {
+    /// Its place in its group; dropping it ends the subscription.
+    membership: Membership,
+    /// The id as the client sent it.
+    id: Value,
+    flavour: Flavour,
+}
+
+impl Running {
+    /// The message that ends it with the error `message`, in its protocol.
+    fn error(&self, message: &str) -> Value {
+        let id = &self.id;
+        match self.flavour {
+            Legacy(true) => json!({ "id": id, "type": "error", "payload": { "message": message } }),
+            Legacy(false) => json!({
+                "id": id,
+                "type": "subscription_fail",
+                "payload": { "errors": [{ "message": message }] },
+            }),
+            Transport => json!({ "id": id, "type": "error", "payload": [{ "message": message }] }),
+        }
+    }
 }
 
 impl<S: ServiceDef> Socket<S> {
-    async fn run(mut self, mut messages: actix_ws::MessageStream) {
-        let keepalive = self.service.keepalive;
+    async fn run(mut self, mut messages: actix_ws::AggregatedMessageStream) {
+        let times = self.service.times;
         let mut closing = self.service.closing.clone();
-        let mut ticks = keepalive.map(|every| {
-            let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        let mut schema = self.service.hub.bus().schema_changes();
+        schema.mark_unchanged();
+        let mut schema_open = true;
+        let mut ticks = times.keepalive.map(|every| {
+            let mut interval = tokio::time::interval_at(Instant::now() + every, every);
             interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             interval
         });
+        let opened = Instant::now();
+        let mut heard = opened;
         loop {
             let tick = async {
                 match ticks.as_mut() {
@@ -210,23 +293,76 @@ impl<S: ServiceDef> Socket<S> {
                     None => std::future::pending().await,
                 }
             };
+            // Idle: no message from the client for `times.idle`.
+            let idle = async {
+                match times.idle {
+                    Some(idle) => tokio::time::sleep_until(heard + idle).await,
+                    None => std::future::pending().await,
+                }
+            };
+            // `graphql-transport-ws` without `connection_init` within `times.init`.
+            let uninitialised = async {
+                match times.init {
+                    Some(init)
+                        if self.protocol == Protocol::Transport && self.principal.is_none() =>
+                    {
+                        tokio::time::sleep_until(opened + init).await;
+                    }
+                    _ => std::future::pending().await,
+                }
+            };
             tokio::select! {
-                message = messages.next() => match message {
-                    Some(Ok(Message::Text(text))) => {
-                        if !self.receive(&text).await {
-                            break;
-                        }
+                biased;
+                changed = schema.changed(), if schema_open => {
+                    if changed.is_err() {
+                        // The bus is gone: no schema change will come.
+                        schema_open = false;
+                    } else if !self.end_all(SCHEMA_CHANGED) {
+                        break;
                     }
-                    Some(Ok(Message::Ping(bytes))) => {
-                        let _ = self.session.pong(&bytes).await;
-                    }
-                    Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
-                    Some(Ok(_)) => {}
-                },
+                }
                 _ = closing.wait_for(|stopping| *stopping) => {
                     let _ = self.out.try_send(Outgoing::Close(
                         CloseCode::Away,
                         "The server is shutting down".to_owned(),
+                    ));
+                    break;
+                }
+                message = messages.next() => {
+                    heard = Instant::now();
+                    match message {
+                        Some(Ok(AggregatedMessage::Text(text))) => {
+                            if !self.receive(&text).await {
+                                break;
+                            }
+                        }
+                        Some(Ok(AggregatedMessage::Ping(bytes))) => {
+                            let _ = self.session.pong(&bytes).await;
+                        }
+                        Some(Ok(AggregatedMessage::Close(_))) | None => break,
+                        // A message larger than the limit (one frame or assembled), or a frame
+                        // that breaks the protocol, ends the socket.
+                        Some(Err(e)) => {
+                            let (code, reason) = match e {
+                                ProtocolError::Overflow | ProtocolError::Io(_) => {
+                                    (CloseCode::Size, "The message is too large")
+                                }
+                                _ => (CloseCode::Protocol, "The frame breaks the WebSocket protocol"),
+                            };
+                            let _ = self.out.try_send(Outgoing::Close(code, reason.to_owned()));
+                            break;
+                        }
+                        Some(Ok(_)) => {}
+                    }
+                }
+                () = uninitialised => {
+                    self.close(4408, "Connection initialisation timeout");
+                    break;
+                }
+                () = idle => {
+                    let _ = self.out.try_send(Outgoing::Close(
+                        CloseCode::Normal,
+                        "The connection was idle for too long".to_owned(),
                     ));
                     break;
                 }
@@ -241,9 +377,23 @@ impl<S: ServiceDef> Socket<S> {
                 }
             }
         }
-        for (_, task) in self.running.drain() {
-            task.abort();
+        self.running.clear();
+        self.service.groups.sockets.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Ends every running subscription with the error `message`; false when the client cannot
+    /// keep up.
+    fn end_all(&mut self, message: &str) -> bool {
+        let mut ok = true;
+        for (_, running) in self.running.drain() {
+            ok = ok
+                && queue(
+                    &self.out,
+                    &self.session,
+                    Outgoing::Text(running.error(message).to_string()),
+                );
         }
+        ok
     }
 
     /// Queues `message`; false when the client cannot keep up (it is then disconnected).
@@ -383,7 +533,7 @@ impl<S: ServiceDef> Socket<S> {
                 if self
                     .running
                     .get(&key(Some(&id)))
-                    .is_some_and(|t| !t.is_finished())
+                    .is_some_and(|r| r.membership.is_live())
                 {
                     self.close(
                         4409,
@@ -476,52 +626,57 @@ impl<S: ServiceDef> Socket<S> {
         {
             request = request.operation_name(name);
         }
-        let mut data = Data::default();
-        data.insert(self.principal.clone().unwrap_or_default());
-        let mut stream = self
-            .service
-            .schema
-            .execute_stream_with_session_data(request, Arc::new(data));
-        // The first poll validates the request and starts listening; an error comes at once.
-        if let Some(first) = stream.next().now_or_never() {
-            return Err(match first {
-                Some(response) => first_error(&response),
-                None => "the subscription ended".to_owned(),
-            });
-        }
-        let out = self.out.clone();
-        let session = self.session.clone();
-        let echo = id.clone();
-        let task = actix_web::rt::spawn(async move {
-            while let Some(response) = stream.next().await {
-                let payload = render(response, "", None);
-                let message = match flavour {
-                    Legacy(true) => json!({ "id": echo, "type": "data", "payload": payload }),
-                    Legacy(false) => {
-                        json!({ "id": echo, "type": "subscription_data", "payload": payload })
-                    }
-                    Transport => json!({ "id": echo, "type": "next", "payload": payload }),
-                };
-                if !queue(&out, &session, Outgoing::Text(message.to_string())) {
-                    return;
-                }
-            }
-            if flavour == Transport {
-                let done = json!({ "id": echo, "type": "complete" });
-                queue(&out, &session, Outgoing::Text(done.to_string()));
-            }
-        });
-        if let Some(previous) = self.running.insert(key(Some(id)), task) {
-            previous.abort();
-        }
+        let principal = self.principal.clone().unwrap_or_default();
+        let group = GroupKey {
+            query: query.to_owned(),
+            variables: payload
+                .get("variables")
+                .filter(|v| !v.is_null())
+                .map(Value::to_string)
+                .unwrap_or_default(),
+            operation: payload
+                .get("operationName")
+                .and_then(Value::as_str)
+                .filter(|name| !name.is_empty())
+                .map(str::to_owned),
+            principal: principal.clone(),
+        };
+        let (data_type, complete) = match flavour {
+            Legacy(true) => ("data", None),
+            Legacy(false) => ("subscription_data", None),
+            Transport => (
+                "next",
+                Some(json!({ "id": id, "type": "complete" }).to_string()),
+            ),
+        };
+        let member = Member::new(
+            self.out.clone(),
+            self.session.clone(),
+            id,
+            data_type,
+            complete,
+        );
+        let schema = &self.service.schema;
+        let membership = self.service.groups.join(group, member, || {
+            let mut data = Data::default();
+            data.insert(principal);
+            schema
+                .execute_stream_with_session_data(request, Arc::new(data))
+                .boxed()
+        })?;
+        let running = Running {
+            membership,
+            id: id.clone(),
+            flavour,
+        };
+        // A running subscription of the same id is replaced.
+        self.running.insert(key(Some(id)), running);
         Ok(())
     }
 
     /// Stops the subscription `id` (unknown ids are no error).
     fn stop(&mut self, id: &str) {
-        if let Some(task) = self.running.remove(id) {
-            task.abort();
-        }
+        self.running.remove(id);
     }
 }
 
@@ -537,7 +692,7 @@ use Flavour::{Legacy, Transport};
 /// Queues `message` for the client; false when the socket is gone, or when the queue is full:
 /// the client does not keep up, and is disconnected with a close frame that says so (sent past
 /// the queue).
-fn queue(out: &mpsc::Sender<Outgoing>, session: &Session, message: Outgoing) -> bool {
+pub(super) fn queue(out: &mpsc::Sender<Outgoing>, session: &Session, message: Outgoing) -> bool {
     match out.try_send(message) {
         Ok(()) => true,
         Err(mpsc::error::TrySendError::Full(_)) => {
@@ -572,10 +727,23 @@ fn unparsable() -> Value {
     json!({ "id": "", "type": "error", "payload": { "message": "The message can't be parsed" } })
 }
 
-/// The message of a response's first error.
-fn first_error(response: &Response) -> String {
-    response.errors.first().map_or_else(
-        || "the subscription ended".to_owned(),
-        |e| e.message.clone(),
-    )
+/// `GET /status/subscriptions`: what the service's subscriptions are and have done, as JSON
+/// (`sockets`, `subscriptions`, `groups`, `streams`; `events`, `deliveries`, `evaluations`,
+/// `messages`, `checkStatements` since the start).
+pub(super) async fn status<S: ServiceDef>(service: web::Data<Service<S>>) -> HttpResponse {
+    let groups = &service.groups;
+    let (count, members) = groups.sizes();
+    let hub = service.hub.counts();
+    let load = |n: &std::sync::atomic::AtomicU64| n.load(Ordering::Relaxed);
+    HttpResponse::Ok().json(json!({
+        "sockets": groups.sockets.load(Ordering::Relaxed),
+        "subscriptions": members,
+        "groups": count,
+        "streams": service.hub.streams(),
+        "events": load(&hub.events),
+        "deliveries": load(&hub.deliveries),
+        "evaluations": load(&groups.evaluations),
+        "messages": load(&groups.messages),
+        "checkStatements": load(&hub.check_statements),
+    }))
 }
