@@ -29,6 +29,7 @@ pub mod http;
 pub mod launch;
 pub mod migrate;
 pub mod model;
+pub mod ndf;
 pub mod permissions;
 pub mod plan;
 pub mod query;

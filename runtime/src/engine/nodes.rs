@@ -383,7 +383,7 @@ pub(super) fn write_error(err: sea_orm::DbErr, meta: &'static ModelMeta) -> ApiE
 }
 
 /// Checks one written value against the field's limits (3007, 3037).
-fn check_value(field: &'static FieldMeta, val: &Val) -> ApiResult<()> {
+pub(crate) fn check_value(field: &'static FieldMeta, val: &Val) -> ApiResult<()> {
     if field.list {
         if val.to_json().to_string().chars().count() > MAX_TEXT_CHARS {
             return Err(ApiError::ValueTooLong(field.name));
@@ -411,7 +411,7 @@ fn check_value(field: &'static FieldMeta, val: &Val) -> ApiResult<()> {
 }
 
 /// The current time at the millisecond precision the API stores.
-fn truncate_now() -> chrono::DateTime<Utc> {
+pub(crate) fn truncate_now() -> chrono::DateTime<Utc> {
     let now = Utc::now();
     chrono::DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now)
 }

@@ -7,6 +7,7 @@
 //! the principal goes into the engine's request of every GraphQL request of the envelope.
 
 mod envelope;
+mod ndf;
 mod nulls;
 mod render;
 mod routes;
@@ -70,6 +71,8 @@ pub struct Service<S: ServiceDef> {
     pub(super) relay_plans: Plans,
     /// The keep-alive interval and the timeouts of subscription sockets.
     pub(super) times: SocketTimes,
+    /// The most characters of element text an NDF export response holds.
+    pub(super) export_page_limit: usize,
     /// Turns true when the server is asked to stop ([`Closing`]).
     stop_requested: Arc<tokio::sync::watch::Sender<bool>>,
     /// Turns true when subscription sockets are to close: after a stop was asked for and the
@@ -155,6 +158,7 @@ impl<S: ServiceDef> Service<S> {
             plans: Plans::new(Api::Simple),
             relay_plans: Plans::new(Api::Relay),
             times: SocketTimes::default(),
+            export_page_limit: crate::ndf::DEFAULT_PAGE_LIMIT,
             stop_requested: Arc::new(tokio::sync::watch::channel(false).0),
             closing: closing.1,
             closing_sender: Arc::new(closing.0),
@@ -167,6 +171,12 @@ impl<S: ServiceDef> Service<S> {
     /// Sets the keep-alive interval and the timeouts of subscription sockets.
     pub fn with_socket_times(mut self, times: SocketTimes) -> Self {
         self.times = times;
+        self
+    }
+
+    /// Sets the most characters of element text an NDF export response holds.
+    pub fn with_export_page_limit(mut self, limit: usize) -> Self {
+        self.export_page_limit = limit.max(1);
         self
     }
 
@@ -240,6 +250,16 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
                         .default_service(web::route().to(routes::fallback)),
                 )
                 .service(
+                    web::resource(format!("/simple/v1/{id}/export"))
+                        .route(web::post().to(ndf::own_export::<S>))
+                        .default_service(web::route().to(routes::fallback)),
+                )
+                .service(
+                    web::resource(format!("/simple/v1/{id}/import"))
+                        .route(web::post().to(ndf::own_import::<S>))
+                        .default_service(web::route().to(routes::fallback)),
+                )
+                .service(
                     web::resource(format!("/simple/v1/{id}/permissions"))
                         .route(web::post().to(routes::own_api::<S, PERMISSIONS>))
                         .default_service(web::route().to(routes::fallback)),
@@ -292,6 +312,8 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
             "/simple/v1/{id}/permissions",
             web::post().to(routes::api::<S, PERMISSIONS>),
         )
+        .route("/simple/v1/{id}/export", web::post().to(ndf::export::<S>))
+        .route("/simple/v1/{id}/import", web::post().to(ndf::import::<S>))
         .route("/relay/v1/{id}", web::post().to(routes::api::<S, RELAY>))
         .route("/relay/v1/{id}", web::get().to(routes::playground::<S>))
         .route(

@@ -47,6 +47,10 @@ pub struct Options {
     /// it is closed with 4408 (the `graphql-ws` library's default, 3 seconds); 0 waits forever.
     #[arg(long, env = "SVC_INIT_TIMEOUT_MS", default_value_t = 3_000)]
     pub init_timeout_ms: u64,
+    /// The most characters of element text one NDF export response holds (the reference's
+    /// 10 MB).
+    #[arg(long, env = "SVC_EXPORT_PAGE_LIMIT", default_value_t = 10_000_000)]
+    pub export_page_limit: usize,
 }
 
 /// Secrets stay out of debug output.
@@ -63,6 +67,7 @@ impl fmt::Debug for Options {
             .field("keepalive_ms", &self.keepalive_ms)
             .field("idle_timeout_ms", &self.idle_timeout_ms)
             .field("init_timeout_ms", &self.init_timeout_ms)
+            .field("export_page_limit", &self.export_page_limit)
             .finish()
     }
 }

@@ -138,6 +138,7 @@ pub async fn start<S: ServiceDef>(
         options.idle_timeout_ms,
         options.init_timeout_ms,
     );
+    let export_page_limit = options.export_page_limit;
     let (db, database_url) = open::<S>(options.database_url).await?;
     let stored_id = meta_value(&db, "service_id", cuid())
         .await
@@ -177,7 +178,8 @@ pub async fn start<S: ServiceDef>(
         alias.clone(),
         options.master_token,
     )
-    .with_socket_times(times);
+    .with_socket_times(times)
+    .with_export_page_limit(export_page_limit);
     let port = options.port;
     let closing = svc.closing();
     let (server, port) = bind(svc, port).map_err(|source| StartError::Listen { port, source })?;

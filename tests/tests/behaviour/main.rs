@@ -78,6 +78,7 @@ mod support;
 
 mod auth;
 mod migrations;
+mod ndf;
 mod relations;
 mod relay;
 mod simple;

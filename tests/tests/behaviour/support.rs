@@ -183,6 +183,8 @@ pub struct Server {
     observers: Vec<Arc<dyn svc_runtime::Observer>>,
     /// The subscription sockets' idle and initialisation timeouts, in milliseconds.
     socket_timeouts: (u64, u64),
+    /// The most characters of element text an NDF export page holds.
+    export_page_limit: usize,
     /// Declared last: dropped after the server has stopped.
     database: TestDatabase,
 }
@@ -224,6 +226,15 @@ impl Server {
         Some(srv)
     }
 
+    /// Starts a server on `database` whose NDF export pages hold at most `limit` characters of
+    /// elements.
+    pub async fn start_with_export_limit(database: TestDatabase, limit: usize) -> Server {
+        let mut srv = Server::unstarted(database, Vec::new());
+        srv.export_page_limit = limit;
+        srv.launch(Some(SECRET)).await;
+        srv
+    }
+
     /// Starts a server on `database` (fresh, or left by a server that stopped).
     pub async fn start_on(database: TestDatabase, secret: Option<&str>) -> Server {
         let mut srv = Server::unstarted(database, Vec::new());
@@ -240,6 +251,7 @@ impl Server {
             running: None,
             observers,
             socket_timeouts: (IDLE_TIMEOUT_MS, INIT_TIMEOUT_MS),
+            export_page_limit: 10_000_000,
             database,
         }
     }
@@ -255,6 +267,7 @@ impl Server {
             keepalive_ms: KEEPALIVE_MS,
             idle_timeout_ms: self.socket_timeouts.0,
             init_timeout_ms: self.socket_timeouts.1,
+            export_page_limit: self.export_page_limit,
         };
         let observers = self.observers.clone();
         let running = tokio::task::spawn_blocking(move || {

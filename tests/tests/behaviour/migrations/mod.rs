@@ -421,6 +421,7 @@ db_cases! {
                 keepalive_ms: 10_000,
                 idle_timeout_ms: 3_600_000,
                 init_timeout_ms: 3_000,
+                export_page_limit: 10_000_000,
             };
             tokio::task::spawn_blocking(move || svc_runtime::spawn::<example_model::Service>(options))
                 .await

@@ -1,0 +1,214 @@
+//! NDF export and import over HTTP (reference §8) on SQLite and PostgreSQL: a round trip through
+//! many small pages into an empty service, cursors that resume exactly (inside a table and
+//! inside a long list), imports that write everything or nothing, each bad input's failure, and
+//! the admin-only rule.
+
+use serde_json::{Value, json};
+
+use crate::support::{Server, TestDatabase, blog, with_ids};
+
+/// The page limit of the exporting test server, in characters: small, so pages are many.
+const LIMIT: usize = 400;
+
+/// Exports every page of `file_type`: the pages' bodies, in order.
+async fn pages(srv: &Server, file_type: &str) -> Vec<Value> {
+    let url = srv.url("/simple/v1/example/export");
+    let mut cursor = json!({ "table": 0, "row": 0, "field": 0, "array": 0 });
+    let mut out = Vec::new();
+    loop {
+        let page = srv
+            .post_url_as(
+                &url,
+                Some(srv.root_token()),
+                &json!({ "fileType": file_type, "cursor": cursor }),
+            )
+            .await;
+        assert!(page["out"]["jsonElements"].is_array(), "{page}");
+        cursor = page["cursor"].clone();
+        out.push(page);
+        if cursor == json!({ "table": -1, "row": -1, "field": -1, "array": -1 }) {
+            return out;
+        }
+        assert!(out.len() < 500, "the export does not end");
+    }
+}
+
+/// POSTs an NDF document to `/import` as the root.
+async fn import(srv: &Server, value_type: &str, values: Value) -> Value {
+    let url = srv.url("/simple/v1/example/import");
+    srv.post_url_as(
+        &url,
+        Some(srv.root_token()),
+        &json!({ "valueType": value_type, "values": values }),
+    )
+    .await
+}
+
+/// Everything the model holds, ordered, for comparing two services.
+const EVERYTHING: &str = r#"{
+  allUsers(orderBy: id_ASC) { id email name role age verified nicknames createdAt updatedAt
+    posts(orderBy: id_ASC) { id } friends(orderBy: id_ASC) { id }
+    followers(orderBy: id_ASC) { id } following(orderBy: id_ASC) { id } profile { id } }
+  allPosts(orderBy: id_ASC) { id createdAt slug title body votes rating published status
+    publishedAt metadata tags scores externalId author { id } pinnedIn { id }
+    categories(orderBy: id_ASC) { id } comments(orderBy: id_ASC) { id } }
+  allCategories(orderBy: id_ASC) { id name position color pinnedPost { id } }
+  allChildren(orderBy: id_ASC) { id name birthday weight moods settings twin { id } }
+  allComments(orderBy: id_ASC) { id text post { id } }
+}"#;
+
+db_cases! {
+    /// Export through many small pages, import the pages as documents into an empty service:
+    /// every node, list value and edge comes back, including self relations (one and two
+    /// fields), n:m, 1:1, Json, DateTime, enums, and a list longer than a page.
+    async fn round_trip(db) {
+        let Some(database) = TestDatabase::create(db).await else { return };
+        let source = Server::start_with_export_limit(database, LIMIT).await;
+        let b = blog(&source).await;
+        let scores: Vec<i32> = (0..300).collect();
+        source.data(&with_ids(&format!(
+            r#"mutation {{
+  a: updatePost(id: "{{alpha}}", rating: 4.5, publishedAt: "2017-11-29T14:35:13.123Z", status: PUBLISHED,
+       metadata: "{{\"k\": [1, 2, {{\"x\": null}}]}}", tags: ["a", "b"], scores: {scores:?}, externalId: "ext-1",
+       body: "ünïcödé ✓") {{ id }}
+  u: updateUser(id: "{{ann}}", nicknames: ["annie", "A"], friendsIds: ["{{bob}}", "{{cid}}"], followersIds: ["{{bob}}"]) {{ id }}
+  c: updateCategory(id: "{{news}}", pinnedPostId: "{{beta}}") {{ id }}
+}}"#), &b)).await;
+        let kid = source.data(r#"mutation { a: createChild(name: "Ada", moods: [DRAFT, ARCHIVED]) { id } b: createChild(name: "Bo") { id } }"#).await;
+        source.data(&format!(
+            r#"mutation {{ updateChild(id: "{}", twinId: "{}") {{ id }} }}"#,
+            kid["a"]["id"].as_str().expect("id"),
+            kid["b"]["id"].as_str().expect("id")
+        )).await;
+        let before = source.data(EVERYTHING).await;
+
+        let target = Server::start(db).await.expect("the second server");
+        for file_type in ["nodes", "lists", "relations"] {
+            let pages = pages(&source, file_type).await;
+            if file_type != "relations" {
+                assert!(pages.len() > 2, "{file_type}: a small limit makes many pages ({})", pages.len());
+            }
+            for page in &pages {
+                let elements = page["out"]["jsonElements"].as_array().expect("elements");
+                let sizes: usize = elements.iter().map(|e| e.to_string().chars().count()).sum();
+                assert_eq!(page["out"]["size"], json!(sizes), "size is the elements' length");
+                assert!(sizes <= LIMIT || elements.len() == 1, "{file_type}: {sizes} > {LIMIT}");
+                if page["isFull"] == json!(false) {
+                    assert_eq!(page["cursor"], json!({ "table": -1, "row": -1, "field": -1, "array": -1 }));
+                }
+                let failures = import(&target, file_type, page["out"]["jsonElements"].clone()).await;
+                assert_eq!(failures, json!([]), "{file_type}");
+            }
+        }
+        let after = target.data(EVERYTHING).await;
+        assert_eq!(after, before);
+        assert_eq!(after["allPosts"][0]["scores"].as_array().map(Vec::len), Some(300));
+    }
+
+    /// A cursor names a position: asking again from a page's cursor gives the same next page,
+    /// inside a table and inside a long list; the long list is split into chunks that fit.
+    async fn cursors_resume_exactly(db) {
+        let Some(database) = TestDatabase::create(db).await else { return };
+        let srv = Server::start_with_export_limit(database, LIMIT).await;
+        let b = blog(&srv).await;
+        let scores: Vec<i32> = (0..300).collect();
+        srv.data(&with_ids(&format!(r#"mutation {{ updatePost(id: "{{beta}}", scores: {scores:?}) {{ id }} }}"#), &b)).await;
+        for file_type in ["nodes", "lists"] {
+            let all = pages(&srv, file_type).await;
+            let url = srv.url("/simple/v1/example/export");
+            for pair in all.windows(2) {
+                let again = srv
+                    .post_url_as(&url, Some(srv.root_token()), &json!({ "fileType": file_type, "cursor": pair[0]["cursor"] }))
+                    .await;
+                assert_eq!(again, pair[1], "{file_type}");
+            }
+        }
+        let lists = pages(&srv, "lists").await;
+        let chunks: Vec<&Value> = lists
+            .iter()
+            .flat_map(|p| p["out"]["jsonElements"].as_array().expect("elements"))
+            .filter(|e| e["id"] == json!(b.posts.beta))
+            .collect();
+        assert!(chunks.len() > 2, "300 values over a {LIMIT}-character page: {chunks:?}");
+        let joined: Vec<Value> = chunks
+            .iter()
+            .flat_map(|e| e["scores"].as_array().expect("scores").clone())
+            .collect();
+        assert_eq!(joined, scores.iter().map(|s| json!(s)).collect::<Vec<_>>());
+        let mid = lists.iter().find(|p| p["cursor"]["array"].as_i64().unwrap_or(0) > 0);
+        assert!(mid.is_some(), "a page ends inside the list: {lists:?}");
+    }
+
+    /// Every bad element is reported with its index and the reason, and nothing of the
+    /// document is written; bodies that are not NDF documents are refused whole.
+    async fn bad_imports_write_nothing(db) {
+        let Some(srv) = Server::start(db).await else { return };
+        let b = blog(&srv).await;
+        let before = srv.data(EVERYTHING).await;
+        let good = json!({ "_typeName": "User", "id": "fine-1", "email": "fine@x.io", "name": "Fine" });
+        let cases: Vec<(&str, Value, &str)> = vec![
+            ("nodes", json!({ "_typeName": "Nope", "id": "x1", "name": "X" }), "unknown `_typeName` `Nope`"),
+            ("nodes", json!({ "_typeName": "User", "id": "not valid!", "email": "a@x.io", "name": "A" }), "is not a valid id"),
+            ("nodes", json!({ "_typeName": "User", "id": 5, "email": "a@x.io", "name": "A" }), "`id` must be a string"),
+            ("nodes", json!({ "_typeName": "User", "id": "u-2", "email": "a@x.io", "name": "A", "shoe": 4 }), "`User` has no field `shoe`"),
+            ("nodes", json!({ "_typeName": "User", "id": "u-3", "email": "a@x.io", "name": "A", "age": "old" }), "`User.age` expects an integer"),
+            ("nodes", json!({ "_typeName": "User", "id": "u-4", "email": "a@x.io", "name": "A", "role": "KING" }), "`User.role` expects one of ADMIN, EDITOR, READER"),
+            ("nodes", json!({ "_typeName": "User", "id": "u-5", "email": "a@x.io" }), "`User.name` is required"),
+            ("nodes", json!({ "_typeName": "User", "id": b.ann.clone(), "email": "a@x.io", "name": "A" }), "exists already"),
+            ("nodes", json!({ "_typeName": "User", "id": "u-6", "email": "ANN@example.com", "name": "A" }), "`User.email` is unique"),
+            ("nodes", json!({ "_typeName": "Post", "id": "p-1", "slug": "s", "title": "t", "metadata": "{not json" }), "`Post.metadata` expects a JSON object or array"),
+            ("nodes", json!({ "_typeName": "User", "id": "u-7", "email": "b@x.io", "name": "A", "nicknames": ["x"] }), "is a list"),
+            ("nodes", json!({ "_typeName": "User", "id": "fine-1", "email": "other@x.io", "name": "Twice" }), "given twice"),
+            ("lists", json!({ "_typeName": "User", "id": "ghost", "nicknames": ["x"] }), "there is no User with the id `ghost`"),
+            ("lists", json!({ "_typeName": "User", "id": b.ann.clone(), "name": ["x"] }), "`User` has no list field `name`"),
+            ("lists", json!({ "_typeName": "User", "id": b.ann.clone(), "nicknames": [1] }), "`User.nicknames` expects a string"),
+            ("relations", json!([{ "_typeName": "User", "id": b.ann.clone() }, { "_typeName": "Post", "id": b.posts.delta.clone() }]), "needs its `fieldName`"),
+            ("relations", json!([{ "_typeName": "User", "id": "ghost", "fieldName": "posts" }, { "_typeName": "Post", "id": b.posts.delta.clone(), "fieldName": "author" }]), "there is no User with the id `ghost`"),
+            ("relations", json!([{ "_typeName": "Post", "id": b.posts.alpha.clone(), "fieldName": "author" }, { "_typeName": "User", "id": b.cid.clone(), "fieldName": "posts" }]), "can have one partner"),
+            ("relations", json!([{ "_typeName": "User", "id": b.ann.clone(), "fieldName": "posts" }, { "_typeName": "Category", "id": b.news.clone() }]), "relates to Post, not Category"),
+        ];
+        for (value_type, bad, needle) in cases {
+            let good_one = match value_type {
+                "nodes" => good.clone(),
+                "lists" => json!({ "_typeName": "User", "id": b.bob.clone(), "nicknames": ["bobby"] }),
+                _ => json!([{ "_typeName": "User", "id": b.cid.clone(), "fieldName": "friends" }, { "_typeName": "User", "id": b.bob.clone() }]),
+            };
+            let failures = import(&srv, value_type, json!([good_one, bad])).await;
+            let failures = failures.as_array().unwrap_or_else(|| panic!("a list of failures: {failures}"));
+            assert!(!failures.is_empty(), "{value_type} {needle}: accepted");
+            assert!(failures.iter().all(|f| f["index"] == json!(1)), "{needle}: {failures:?}");
+            assert!(
+                failures.iter().any(|f| f["message"].as_str().unwrap_or_default().contains(needle)),
+                "{needle}: {failures:?}"
+            );
+            assert_eq!(srv.data(EVERYTHING).await, before, "{needle}: nothing was written");
+        }
+        let url = srv.url("/simple/v1/example/import");
+        let res = srv.client().post(&url).bearer_auth(srv.root_token()).body("{not json").send().await.expect("sent");
+        let body: Value = res.json().await.expect("JSON");
+        assert!(body["error"].as_str().unwrap_or_default().contains("not a JSON document"), "{body}");
+        let body = import(&srv, "people", json!([])).await;
+        assert!(body["error"].as_str().unwrap_or_default().contains("unknown valueType `people`"), "{body}");
+        let body = srv.post_url_as(&srv.url("/simple/v1/example/export"), Some(srv.root_token()), &json!({ "fileType": "people" })).await;
+        assert!(body["error"].as_str().unwrap_or_default().contains("unknown fileType"), "{body}");
+        assert_eq!(srv.data(EVERYTHING).await, before);
+    }
+
+    /// Only admin tokens import and export; anyone else gets 3008 with the reference's text.
+    async fn admins_only(db) {
+        let Some(srv) = Server::start(db).await else { return };
+        let user = srv.create("User", r#"email: "u@x.io", name: "U""#).await;
+        let token = crate::support::node_token(&user, "User");
+        for (path, body, text) in [
+            ("export", json!({ "fileType": "nodes", "cursor": { "table": 0, "row": 0, "field": 0, "array": 0 } }), "Insufficient permissions for bulk export"),
+            ("import", json!({ "valueType": "nodes", "values": [{ "_typeName": "User", "id": "x-1", "email": "x@x.io", "name": "X" }] }), "Insufficient permissions for bulk import"),
+        ] {
+            let url = srv.url(&format!("/simple/v1/example/{path}"));
+            for token in [None, Some(token.as_str())] {
+                let res = srv.post_url_as(&url, token, &body).await;
+                assert_eq!((&res["code"], &res["error"]), (&json!(3008), &json!(text)), "{res}");
+            }
+        }
+        assert_eq!(srv.data(r#"{ _allUsersMeta { count } }"#).await["_allUsersMeta"]["count"], json!(1));
+    }
+}
