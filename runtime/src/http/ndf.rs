@@ -28,41 +28,41 @@ pub(super) async fn export<S: ServiceDef>(
     service: web::Data<Service<S>>,
     path: web::Path<String>,
     req: HttpRequest,
-    body: web::Bytes,
+    body: web::Payload,
 ) -> HttpResponse {
-    bulk(&service, &path, &req, &body, Way::Export).await
+    bulk(&service, &path, &req, body, Way::Export).await
 }
 
 pub(super) async fn own_export<S: ServiceDef>(
     service: web::Data<Service<S>>,
     req: HttpRequest,
-    body: web::Bytes,
+    body: web::Payload,
 ) -> HttpResponse {
-    bulk(&service, &service.service_id, &req, &body, Way::Export).await
+    bulk(&service, &service.service_id, &req, body, Way::Export).await
 }
 
 pub(super) async fn import<S: ServiceDef>(
     service: web::Data<Service<S>>,
     path: web::Path<String>,
     req: HttpRequest,
-    body: web::Bytes,
+    body: web::Payload,
 ) -> HttpResponse {
-    bulk(&service, &path, &req, &body, Way::Import).await
+    bulk(&service, &path, &req, body, Way::Import).await
 }
 
 pub(super) async fn own_import<S: ServiceDef>(
     service: web::Data<Service<S>>,
     req: HttpRequest,
-    body: web::Bytes,
+    body: web::Payload,
 ) -> HttpResponse {
-    bulk(&service, &service.service_id, &req, &body, Way::Import).await
+    bulk(&service, &service.service_id, &req, body, Way::Import).await
 }
 
 async fn bulk<S: ServiceDef>(
     service: &Service<S>,
     id: &str,
     req: &HttpRequest,
-    body: &[u8],
+    body: web::Payload,
     way: Way,
 ) -> HttpResponse {
     let request_id = new_request_id();
@@ -81,6 +81,11 @@ async fn bulk<S: ServiceDef>(
         };
         return request_error(3008, text, &request_id);
     }
+    let body = match read_body(body).await {
+        Ok(body) => body,
+        Err(message) => return error(&message, &request_id),
+    };
+    let body = &body[..];
     match way {
         Way::Export => {
             let (file_type, cursor) = match export_request(body) {
@@ -101,6 +106,26 @@ async fn bulk<S: ServiceDef>(
             Err(ndf::import::RequestError(message)) => error(&message, &request_id),
         },
     }
+}
+
+/// The largest body an import or export takes (the reference's 10 MB per document).
+pub(super) const MAX_BODY: usize = 10 * 1024 * 1024;
+
+/// The request's body, read up to [`MAX_BODY`] bytes.
+async fn read_body(mut payload: web::Payload) -> Result<web::BytesMut, String> {
+    use async_graphql::futures_util::StreamExt;
+    let mut body = web::BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|e| format!("the request body could not be read: {e}"))?;
+        if body.len() + chunk.len() > MAX_BODY {
+            return Err(format!(
+                "the request body is larger than {} MB: split the data into documents of at most that size",
+                MAX_BODY / (1024 * 1024)
+            ));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// `{"requestId", "error"}`: a request the endpoint cannot take as a whole.

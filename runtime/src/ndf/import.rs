@@ -37,6 +37,9 @@ pub struct RequestError(pub String);
 /// Parameters per statement (every database takes at least 32 766).
 const MAX_PARAMS: usize = 30_000;
 
+/// Edges per multi-row `INSERT` (three parameters each).
+const EDGES_PER_INSERT: usize = 1000;
+
 /// Imports the NDF document `body`: `Ok([])` when every element was written, the failures
 /// (nothing written) otherwise.
 pub async fn import(
@@ -648,24 +651,35 @@ impl Importer<'_> {
         }
         let tx = self.begin().await?;
         let writes = self.counted(&tx);
-        let mut rows: Vec<(&'static RelFieldMeta, String, String)> = Vec::new();
+        // The edges per field (the join table and its columns), symmetric ones both ways.
+        let mut by_field: BTreeMap<usize, FieldEdges<'_>> = BTreeMap::new();
         for (_, edge) in &edges {
-            rows.push((edge.field, edge.this.clone(), edge.other.clone()));
+            let key = std::ptr::from_ref(edge.field) as usize;
+            let pairs = &mut by_field
+                .entry(key)
+                .or_insert_with(|| (edge.field, Vec::new()))
+                .1;
+            pairs.push((&edge.this, &edge.other));
             if edge.field.symmetric && edge.this != edge.other {
-                rows.push((edge.field, edge.other.clone(), edge.this.clone()));
+                pairs.push((&edge.other, &edge.this));
             }
         }
-        for chunk in rows.chunks(MAX_PARAMS / 3) {
-            for (field, this, other) in chunk {
+        for (field, pairs) in by_field.values() {
+            for chunk in pairs.chunks(EDGES_PER_INSERT) {
                 let mut sql = Sql::new(self.backend());
                 push_edge_insert(&mut sql, field);
-                sql.push(" VALUES (")
-                    .bind(cuid().into())
-                    .push(", ")
-                    .bind(this.as_str().into())
-                    .push(", ")
-                    .bind(other.as_str().into())
-                    .push(") ON CONFLICT DO NOTHING");
+                sql.push(" VALUES ");
+                sql.join(chunk, ", ", |s, (this, other)| {
+                    s.push("(")
+                        .bind(cuid().into())
+                        .push(", ")
+                        .bind((*this).into())
+                        .push(", ")
+                        .bind((*other).into())
+                        .push(")");
+                });
+                // An edge that exists already is skipped.
+                sql.push(" ON CONFLICT DO NOTHING");
                 writes.execute(sql).await?;
             }
         }
@@ -730,6 +744,9 @@ fn list_element(
         .collect::<Result<Vec<_>, _>>()?;
     Ok((meta, id, field, items))
 }
+
+/// The edges to insert through one relation field: (this node, the other).
+type FieldEdges<'a> = (&'static RelFieldMeta, Vec<(&'a str, &'a str)>);
 
 /// An edge element, read from the side that names its field.
 struct Edge {

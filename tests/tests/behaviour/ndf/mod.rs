@@ -194,6 +194,26 @@ db_cases! {
         assert_eq!(srv.data(EVERYTHING).await, before);
     }
 
+    /// An edge imported twice is one edge; a body over 10 MB is refused whole, with a clear
+    /// error.
+    async fn repeats_and_limits(db) {
+        let Some(srv) = Server::start(db).await else { return };
+        let b = blog(&srv).await;
+        let edge = json!([{ "_typeName": "User", "id": b.ann.clone(), "fieldName": "friends" }, { "_typeName": "User", "id": b.bob.clone(), "fieldName": null }]);
+        for _ in 0..2 {
+            assert_eq!(import(&srv, "relations", json!([edge.clone(), edge.clone()])).await, json!([]));
+        }
+        let friends = srv.data(&with_ids(r#"{ ann: User(id: "{ann}") { friends { id } } bob: User(id: "{bob}") { friends { id } } }"#, &b)).await;
+        assert_eq!(friends, json!({ "ann": { "friends": [{ "id": b.bob.clone() }] }, "bob": { "friends": [{ "id": b.ann.clone() }] } }));
+        let before = srv.data(EVERYTHING).await;
+        let big: Vec<Value> = (0..12)
+            .map(|i| json!({ "_typeName": "Post", "id": format!("big-{i}"), "slug": format!("big-{i}"), "title": "t", "body": "x".repeat(1_000_000) }))
+            .collect();
+        let body = import(&srv, "nodes", Value::Array(big)).await;
+        assert!(body["error"].as_str().unwrap_or_default().contains("larger than 10 MB"), "{}", &body.to_string()[..200.min(body.to_string().len())]);
+        assert_eq!(srv.data(EVERYTHING).await, before);
+    }
+
     /// Only admin tokens import and export; anyone else gets 3008 with the reference's text.
     async fn admins_only(db) {
         let Some(srv) = Server::start(db).await else { return };
