@@ -37,6 +37,9 @@ pub struct RequestError(pub String);
 /// Parameters per statement (every database takes at least 32 766).
 const MAX_PARAMS: usize = 30_000;
 
+/// Lists written per `UPDATE` (two parameters each).
+const LISTS_PER_UPDATE: usize = 5000;
+
 /// Edges per multi-row `INSERT` (three parameters each).
 const EDGES_PER_INSERT: usize = 1000;
 
@@ -477,8 +480,8 @@ impl Importer<'_> {
         if !failures.0.is_empty() {
             return Ok(failures.into_sorted());
         }
-        let tx = self.begin().await?;
-        let writes = self.counted(&tx);
+        // The new lists, per model and field.
+        let mut updates: BTreeMap<(&'static str, usize), Vec<(String, Val)>> = BTreeMap::new();
         for ((model, id, field), (index, items)) in appends {
             let meta = models[model];
             let f = &meta.fields[field];
@@ -494,18 +497,37 @@ impl Importer<'_> {
                     message: e.message(),
                 }]);
             }
-            let mut sql = Sql::new(self.backend());
-            sql.push("UPDATE ")
-                .ident(meta.table)
-                .push(" SET ")
-                .ident(f.name)
-                .push(" = ")
-                .bind(to_db(&list, f, self.backend()))
-                .push(" WHERE ")
-                .ident(meta.fields[meta.id].name)
-                .push(" = ")
-                .bind(id.as_str().into());
-            writes.execute(sql).await?;
+            updates.entry((model, field)).or_default().push((id, list));
+        }
+        let tx = self.begin().await?;
+        let writes = self.counted(&tx);
+        for ((model, field), lists) in &updates {
+            let meta = models[model];
+            let f = &meta.fields[*field];
+            let id = meta.fields[meta.id].name;
+            for chunk in lists.chunks(LISTS_PER_UPDATE) {
+                // `WITH v(id, val) AS (VALUES …) UPDATE … FROM v`: one statement per chunk.
+                let backend = self.backend();
+                let mut sql = Sql::new(backend);
+                sql.push("WITH v(id, val) AS (VALUES ");
+                sql.join(chunk, ", ", |s, (node, list)| {
+                    s.push("(")
+                        .bind(node.as_str().into())
+                        .push(", ")
+                        .bind(to_db(list, f, backend))
+                        .push(")");
+                });
+                sql.push(") UPDATE ")
+                    .ident(meta.table)
+                    .push(" SET ")
+                    .ident(f.name)
+                    .push(" = v.val FROM v WHERE ")
+                    .ident(meta.table)
+                    .push(".")
+                    .ident(id)
+                    .push(" = v.id");
+                writes.execute(sql).await?;
+            }
         }
         tx.commit().await?;
         Ok(Vec::new())
