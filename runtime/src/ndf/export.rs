@@ -120,13 +120,29 @@ fn offset(n: i64) -> i64 {
     n.max(0)
 }
 
-/// Up to [`ROWS_PER_READ`] rows of `meta` from `skip`, by id, with every column.
-async fn node_rows(req: &Request, meta: &ModelMeta, skip: i64) -> ApiResult<Vec<Vec<Val>>> {
+/// Up to [`ROWS_PER_READ`] rows of `meta` by id, with every column: from the row offset `skip`
+/// (a page's first read), or after the id `after` (the next reads of a page, which then do not
+/// step over every row before them again).
+async fn node_rows(
+    req: &Request,
+    meta: &ModelMeta,
+    skip: i64,
+    after: Option<&str>,
+) -> ApiResult<Vec<Vec<Val>>> {
+    let id = meta.fields[meta.id].name;
     let mut sql = req.db().sql();
     push_select(&mut sql, meta, "t0");
-    sql.push(" ORDER BY t0.")
-        .ident(meta.fields[meta.id].name)
-        .push(&format!(" LIMIT {ROWS_PER_READ} OFFSET {skip}"));
+    if let Some(after) = after {
+        sql.push(" WHERE t0.")
+            .ident(id)
+            .push(" > ")
+            .bind(after.into());
+    }
+    sql.push(" ORDER BY t0.").ident(id);
+    sql.push(&format!(" LIMIT {ROWS_PER_READ}"));
+    if after.is_none() {
+        sql.push(&format!(" OFFSET {skip}"));
+    }
     let rows = req.reads().all(sql).await?;
     let mut out = Vec::with_capacity(rows.len());
     for row in rows {
@@ -191,9 +207,11 @@ async fn nodes(
     let models = service.models;
     let mut table = usize::try_from(cursor.table).unwrap_or(usize::MAX);
     let mut row = offset(cursor.row);
+    let mut last: Option<String> = None;
     while let Some(meta) = models.get(table) {
-        let rows = node_rows(req, meta, row).await?;
+        let rows = node_rows(req, meta, row, last.as_deref()).await?;
         let exhausted = (rows.len() as i64) < ROWS_PER_READ;
+        last = rows.last().map(|values| id_of(meta, values));
         for values in &rows {
             let element = node_element(meta, values);
             if !page.fits(element.chars().count()) {
@@ -210,6 +228,7 @@ async fn nodes(
         if exhausted {
             table += 1;
             row = 0;
+            last = None;
         }
     }
     Ok(page.done())
@@ -238,10 +257,12 @@ async fn lists(
     let mut row = offset(cursor.row);
     let mut field = usize::try_from(cursor.field.max(0)).unwrap_or(0);
     let mut array = usize::try_from(cursor.array.max(0)).unwrap_or(0);
+    let mut last: Option<String> = None;
     while let Some(meta) = models.get(table) {
         let fields = list_fields(meta);
-        let rows = node_rows(req, meta, row).await?;
+        let rows = node_rows(req, meta, row, last.as_deref()).await?;
         let exhausted = (rows.len() as i64) < ROWS_PER_READ;
+        last = rows.last().map(|values| id_of(meta, values));
         for values in &rows {
             let id = id_of(meta, values);
             while let Some(&index) = fields.get(field) {
@@ -296,6 +317,7 @@ async fn lists(
         if exhausted {
             table += 1;
             row = 0;
+            last = None;
         }
     }
     Ok(page.done())
@@ -340,6 +362,7 @@ async fn relations(
 ) -> ApiResult<Page> {
     let mut table = usize::try_from(cursor.table).unwrap_or(usize::MAX);
     let mut row = offset(cursor.row);
+    let mut last: Option<(String, String)> = None;
     while let Some(relation) = service.relations.get(table) {
         let a = model_named(service, relation.a);
         let b = model_named(service, relation.b);
@@ -352,14 +375,26 @@ async fn relations(
             b.and_then(|m| side_field(m, table, "B"))
         };
         let mut sql = Sql::new(req.db().backend());
-        sql.push("SELECT \"A\", \"B\" FROM ").ident(relation.table);
+        sql.push("SELECT \"A\", \"B\" FROM ")
+            .ident(relation.table)
+            .push(" WHERE 1 = 1");
         if symmetric {
             // Stored in both directions: each edge once.
-            sql.push(" WHERE \"A\" <= \"B\"");
+            sql.push(" AND \"A\" <= \"B\"");
         }
-        sql.push(&format!(
-            " ORDER BY \"A\", \"B\" LIMIT {ROWS_PER_READ} OFFSET {row}"
-        ));
+        if let Some((a, b)) = &last {
+            sql.push(" AND (\"A\" > ")
+                .bind(a.as_str().into())
+                .push(" OR (\"A\" = ")
+                .bind(a.as_str().into())
+                .push(" AND \"B\" > ")
+                .bind(b.as_str().into())
+                .push("))");
+        }
+        sql.push(&format!(" ORDER BY \"A\", \"B\" LIMIT {ROWS_PER_READ}"));
+        if last.is_none() {
+            sql.push(&format!(" OFFSET {row}"));
+        }
         let rows = req.reads().all(sql).await?;
         let exhausted = (rows.len() as i64) < ROWS_PER_READ;
         for edge in &rows {
@@ -380,10 +415,12 @@ async fn relations(
             }
             page.push(element);
             row += 1;
+            last = Some((a_id, b_id));
         }
         if exhausted {
             table += 1;
             row = 0;
+            last = None;
         }
     }
     Ok(page.done())

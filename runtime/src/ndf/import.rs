@@ -639,33 +639,56 @@ impl Importer<'_> {
                 }
             }
         }
+        // The partners the to-one sides have in the database: one statement per relation side
+        // and chunk of nodes.
+        let mut sides: BTreeMap<(usize, &'static str), Vec<Partnered<'_>>> = BTreeMap::new();
         for ((relation, column, node), (other, index)) in &partner {
+            sides
+                .entry((*relation, *column))
+                .or_default()
+                .push((node, other, *index));
+        }
+        let reads = Counted {
+            conn: self.state.db.reader(),
+            counter: self.counter,
+        };
+        for ((relation, column), nodes) in &sides {
             let rel = &self.service.relations[*relation];
             let other_column = if *column == "A" { "B" } else { "A" };
-            let mut sql = Sql::new(self.backend());
-            sql.push("SELECT ")
-                .ident(other_column)
-                .push(" FROM ")
-                .ident(rel.table)
-                .push(" WHERE ")
-                .ident(column)
-                .push(" = ")
-                .bind(node.as_str().into());
-            let reads = Counted {
-                conn: self.state.db.reader(),
-                counter: self.counter,
-            };
-            if let Some(row) = reads.one(sql).await?
-                && let Some(existing) = row.string(0)?
-                && existing != *other
-            {
-                failures.add(
-                    *index,
-                    format!(
-                        "`{node}` can have one partner in relation `{}`, and it has `{existing}` already",
-                        rel.name
-                    ),
-                );
+            let mut existing: HashMap<String, String> = HashMap::new();
+            for chunk in nodes.chunks(MAX_PARAMS / 2) {
+                let mut sql = Sql::new(self.backend());
+                sql.push("SELECT ")
+                    .ident(column)
+                    .push(", ")
+                    .ident(other_column)
+                    .push(" FROM ")
+                    .ident(rel.table)
+                    .push(" WHERE ")
+                    .ident(column)
+                    .push(" IN (");
+                sql.join(chunk, ", ", |s, (node, _, _)| {
+                    s.bind(node.as_str().into());
+                });
+                sql.push(")");
+                for row in reads.all(sql).await? {
+                    if let (Some(node), Some(other)) = (row.string(0)?, row.string(1)?) {
+                        existing.insert(node, other);
+                    }
+                }
+            }
+            for (node, other, index) in nodes {
+                if let Some(has) = existing.get(*node)
+                    && has != *other
+                {
+                    failures.add(
+                        *index,
+                        format!(
+                            "`{node}` can have one partner in relation `{}`, and it has `{has}` already",
+                            rel.name
+                        ),
+                    );
+                }
             }
         }
         if !failures.0.is_empty() {
@@ -766,6 +789,9 @@ fn list_element(
         .collect::<Result<Vec<_>, _>>()?;
     Ok((meta, id, field, items))
 }
+
+/// A node on a to-one side of an edge of the document: the node, its partner, the element.
+type Partnered<'a> = (&'a String, &'a String, usize);
 
 /// The edges to insert through one relation field: (this node, the other).
 type FieldEdges<'a> = (&'static RelFieldMeta, Vec<(&'a str, &'a str)>);
