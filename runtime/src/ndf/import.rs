@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::engine::edges::push_edge_insert;
 use crate::engine::{State, check_value, truncate_now};
@@ -50,25 +51,29 @@ pub async fn import(
     counter: &Arc<Counter>,
     body: &[u8],
 ) -> Result<Vec<Failure>, RequestError> {
-    let document: Value = serde_json::from_slice(body)
+    // Elements are parsed one at a time (the document is kept as its text), so an import holds
+    // the body and what its checked elements become, not a parsed tree of the whole document.
+    let document: Document<'_> = serde_json::from_slice(body)
         .map_err(|e| RequestError(format!("the body is not a JSON document: {e}")))?;
     let value_type = document
-        .get("valueType")
+        .value_type
+        .as_ref()
         .and_then(Value::as_str)
         .ok_or_else(|| RequestError("the body has no `valueType`".to_owned()))?;
-    let values = document
-        .get("values")
-        .and_then(Value::as_array)
+    let values: Vec<&RawValue> = document
+        .values
+        .and_then(|raw| serde_json::from_str(raw.get()).ok())
         .ok_or_else(|| RequestError("the body has no `values` list".to_owned()))?;
+    let values = Elements(values);
     let importer = Importer {
         state,
         counter,
         service: state.service,
     };
     let result = match value_type {
-        "nodes" => importer.nodes(values).await,
-        "lists" => importer.lists(values).await,
-        "relations" => importer.relations(values).await,
+        "nodes" => importer.nodes(&values).await,
+        "lists" => importer.lists(&values).await,
+        "relations" => importer.relations(&values).await,
         other => {
             return Err(RequestError(format!(
                 "unknown valueType `{other}` (nodes, lists or relations)"
@@ -76,6 +81,28 @@ pub async fn import(
         }
     };
     result.map_err(|e| RequestError(format!("the import failed: {e}")))
+}
+
+/// An NDF document with its elements unparsed.
+#[derive(serde::Deserialize)]
+struct Document<'a> {
+    #[serde(rename = "valueType")]
+    value_type: Option<Value>,
+    #[serde(borrow, default)]
+    values: Option<&'a RawValue>,
+}
+
+/// A document's elements, each parsed when it is read.
+struct Elements<'a>(Vec<&'a RawValue>);
+
+impl Elements<'_> {
+    /// `(index, element)` for every element, parsed one at a time.
+    fn iter(&self) -> impl Iterator<Item = (usize, Value)> + '_ {
+        self.0
+            .iter()
+            .map(|raw| serde_json::from_str(raw.get()).unwrap_or(Value::Null))
+            .enumerate()
+    }
 }
 
 struct Importer<'a> {
@@ -258,12 +285,12 @@ impl Importer<'_> {
         Ok(found)
     }
 
-    async fn nodes(&self, values: &[Value]) -> Result<Vec<Failure>, sea_orm::DbErr> {
+    async fn nodes(&self, values: &Elements<'_>) -> Result<Vec<Failure>, sea_orm::DbErr> {
         let mut failures = Failures::default();
         let mut rows = Vec::new();
         let now = Val::DateTime(truncate_now());
-        for (index, element) in values.iter().enumerate() {
-            match self.node_row(index, element, &now) {
+        for (index, element) in values.iter() {
+            match self.node_row(index, &element, &now) {
                 Ok(row) => rows.push(row),
                 Err(message) => failures.add(index, message),
             }
@@ -441,14 +468,14 @@ impl Importer<'_> {
         })
     }
 
-    async fn lists(&self, values: &[Value]) -> Result<Vec<Failure>, sea_orm::DbErr> {
+    async fn lists(&self, values: &Elements<'_>) -> Result<Vec<Failure>, sea_orm::DbErr> {
         let mut failures = Failures::default();
         // (model, id, field) → the values to append, in element order.
         let mut appends: BTreeMap<(&'static str, String, usize), (usize, Vec<Val>)> =
             BTreeMap::new();
         let mut models: BTreeMap<&'static str, &'static ModelMeta> = BTreeMap::new();
-        for (index, element) in values.iter().enumerate() {
-            match list_element(self.service, element) {
+        for (index, element) in values.iter() {
+            match list_element(self.service, &element) {
                 Ok((meta, id, field, items)) => {
                     models.insert(meta.name, meta);
                     appends
@@ -562,11 +589,11 @@ impl Importer<'_> {
         Ok(out)
     }
 
-    async fn relations(&self, values: &[Value]) -> Result<Vec<Failure>, sea_orm::DbErr> {
+    async fn relations(&self, values: &Elements<'_>) -> Result<Vec<Failure>, sea_orm::DbErr> {
         let mut failures = Failures::default();
         let mut edges = Vec::new();
-        for (index, element) in values.iter().enumerate() {
-            match edge_element(self.service, element) {
+        for (index, element) in values.iter() {
+            match edge_element(self.service, &element) {
                 Ok(edge) => edges.push((index, edge)),
                 Err(message) => failures.add(index, message),
             }
