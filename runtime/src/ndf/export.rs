@@ -383,13 +383,12 @@ async fn relations(
             sql.push(" AND \"A\" <= \"B\"");
         }
         if let Some((a, b)) = &last {
-            sql.push(" AND (\"A\" > ")
+            // A row value, which both databases compare through the (A, B) index.
+            sql.push(" AND (\"A\", \"B\") > (")
                 .bind(a.as_str().into())
-                .push(" OR (\"A\" = ")
-                .bind(a.as_str().into())
-                .push(" AND \"B\" > ")
+                .push(", ")
                 .bind(b.as_str().into())
-                .push("))");
+                .push(")");
         }
         sql.push(&format!(" ORDER BY \"A\", \"B\" LIMIT {ROWS_PER_READ}"));
         if last.is_none() {
