@@ -16,9 +16,11 @@
 //!
 //! A notification carries at most 8000 bytes: a mutation's events are split over as many
 //! notifications as they need, and an event that is too large alone (a node with kilobytes of
-//! previous values) is sent without its previous values, which the other instances' payloads
-//! then show as null. Notifications sent while an instance's listening connection is down are
-//! lost (PostgreSQL keeps none); the connection is restored.
+//! previous values) is kept whole in the table `_svc_event` by the sending task, whose next
+//! notification names its row; the other instances read it from there (in the order of the
+//! notifications, so commit order holds). Rows are removed after ten minutes. Notifications
+//! sent while an instance's listening connection is down are lost (PostgreSQL keeps none); the
+//! connection is restored.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -44,7 +46,7 @@ const ANNOUNCED_FOR: Duration = Duration::from_secs(7);
 pub struct PgBus {
     local: LocalBus,
     instance: String,
-    outgoing: mpsc::UnboundedSender<String>,
+    outgoing: mpsc::UnboundedSender<Outgoing>,
     /// Until when another instance is known to have subscriptions.
     remote_until: Mutex<Option<Instant>>,
 }
@@ -56,7 +58,7 @@ impl PgBus {
         let schema = db.schema_name().await.map_err(|e| e.to_string())?;
         let channel = channel_of(&schema);
         let mut listener = db.listen(&channel).await.map_err(|e| e.to_string())?;
-        let (outgoing, mut queue) = mpsc::unbounded_channel::<String>();
+        let (outgoing, mut queue) = mpsc::unbounded_channel::<Outgoing>();
         let bus = Arc::new(PgBus {
             local: LocalBus::default(),
             instance: cuid(),
@@ -78,19 +80,37 @@ impl PgBus {
             }
         });
         let sender = db.clone();
+        let from = bus.instance.clone();
         tokio::spawn(async move {
-            while let Some(payload) = queue.recv().await {
+            while let Some(out) = queue.recv().await {
                 // A notification that cannot be sent is lost for the other instances only.
+                let payload = match out {
+                    Outgoing::Notify(payload) => payload,
+                    Outgoing::Store { id, payload } => {
+                        if sender.store_event(&id, &payload).await.is_err() {
+                            continue;
+                        }
+                        json!({ "instance": from, "stored": id }).to_string()
+                    }
+                };
                 let _ = sender.notify(&channel, &payload).await;
             }
         });
+        let loader = db.clone();
         let receiving = Arc::downgrade(&bus);
         tokio::spawn(async move {
             loop {
-                let payload = listener.recv().await;
+                let mut payload = listener.recv().await;
                 let Some(bus) = receiving.upgrade() else {
                     return;
                 };
+                // Events too large for a notification are read from the table they were kept in.
+                if let Some(id) = bus.stored_elsewhere(&payload) {
+                    match loader.stored_event(&id).await {
+                        Ok(Some(stored)) => payload = stored,
+                        _ => continue,
+                    }
+                }
                 if let Some(events) = bus.decode(service, &payload) {
                     bus.local.publish(events);
                 }
@@ -101,9 +121,18 @@ impl PgBus {
 
     /// Tells the other instances that this one has subscriptions.
     fn announce(&self) {
-        let _ = self
-            .outgoing
-            .send(json!({ "instance": self.instance, "listening": true }).to_string());
+        let _ = self.outgoing.send(Outgoing::Notify(
+            json!({ "instance": self.instance, "listening": true }).to_string(),
+        ));
+    }
+
+    /// The id of the stored events a notification of another instance points at.
+    fn stored_elsewhere(&self, payload: &str) -> Option<String> {
+        let value: Value = serde_json::from_str(payload).ok()?;
+        if value["instance"].as_str() == Some(self.instance.as_str()) {
+            return None;
+        }
+        value["stored"].as_str().map(str::to_owned)
     }
 
     /// Whether another instance said lately that it has subscriptions.
@@ -149,8 +178,8 @@ impl Observer for PgBus {
         if events.is_empty() {
             return;
         }
-        for payload in payloads(&self.instance, &events) {
-            let _ = self.outgoing.send(payload);
+        for out in payloads(&self.instance, &events) {
+            let _ = self.outgoing.send(out);
         }
         self.local.publish(events);
     }
@@ -176,8 +205,18 @@ impl EventBus for PgBus {
     }
 }
 
-/// The notifications of one mutation's events: as few as fit in [`MAX_PAYLOAD`] each.
-fn payloads(instance: &str, events: &[Event]) -> Vec<String> {
+/// What the sending task sends: a notification, or events too large for one, kept in the
+/// event table under `id` first and then announced by a notification naming the id.
+#[derive(Debug)]
+enum Outgoing {
+    Notify(String),
+    Store { id: String, payload: String },
+}
+
+/// The notifications of one mutation's events: as few as fit in [`MAX_PAYLOAD`] each, in
+/// order; an event too large alone is stored (with everything it carries) and its notification
+/// names it.
+fn payloads(instance: &str, events: &[Event]) -> Vec<Outgoing> {
     // `{"instance":"…","events":[` + the events, comma-separated + `]}`: each event is
     // serialised once and the sizes are summed.
     let head = format!("{{\"instance\":{},\"events\":[", Value::from(instance));
@@ -185,14 +224,28 @@ fn payloads(instance: &str, events: &[Event]) -> Vec<String> {
     let mut out = Vec::new();
     let mut batch = head.clone();
     for event in events {
-        let mut encoded = encode_event(event, true).to_string();
+        let encoded = encode_event(event).to_string();
         if encoded.len() > room {
-            encoded = encode_event(event, false).to_string();
+            if batch.len() > head.len() {
+                batch.push_str("]}");
+                out.push(Outgoing::Notify(std::mem::replace(
+                    &mut batch,
+                    head.clone(),
+                )));
+            }
+            out.push(Outgoing::Store {
+                id: cuid(),
+                payload: format!("{head}{encoded}]}}"),
+            });
+            continue;
         }
         let empty = batch.len() == head.len();
         if !empty && batch.len() + 1 + encoded.len() + 2 > MAX_PAYLOAD {
             batch.push_str("]}");
-            out.push(std::mem::replace(&mut batch, head.clone()));
+            out.push(Outgoing::Notify(std::mem::replace(
+                &mut batch,
+                head.clone(),
+            )));
         }
         if batch.len() > head.len() {
             batch.push(',');
@@ -201,22 +254,18 @@ fn payloads(instance: &str, events: &[Event]) -> Vec<String> {
     }
     if batch.len() > head.len() {
         batch.push_str("]}");
-        out.push(batch);
+        out.push(Outgoing::Notify(batch));
     }
     out
 }
 
-fn encode_event(event: &Event, with_previous: bool) -> Value {
+fn encode_event(event: &Event) -> Value {
     json!({
         "model": event.model.name,
         "id": event.id,
         "kind": event.kind.name(),
         "fields": event.updated_fields,
-        "previous": if with_previous {
-            event.previous.as_ref().map(|values| values.iter().map(Val::to_json).collect::<Vec<_>>())
-        } else {
-            None
-        },
+        "previous": event.previous.as_ref().map(|values| values.iter().map(Val::to_json).collect::<Vec<_>>()),
     })
 }
 
@@ -313,15 +362,15 @@ mod tests {
     }
 
     /// A mutation's events are split over notifications of at most 8000 bytes, in order; an
-    /// event too large alone travels without its previous values; another instance decodes
-    /// them all, and skips its own.
+    /// event too large alone is stored whole, between the notifications before and after it;
+    /// another instance decodes them all (the stored one from its stored text), and skips its
+    /// own.
     #[test]
     fn events_fit_notifications() {
         let mut events: Vec<Event> = (0..300).map(|i| deleted(i, 100)).collect();
         events.insert(150, deleted(999, 9000));
         let sent = payloads("me", &events);
-        assert!(sent.len() > 1, "{} notifications", sent.len());
-        assert!(sent.iter().all(|p| p.len() <= 8000));
+        assert!(sent.len() > 2, "{} notifications", sent.len());
         let (tx, _) = mpsc::unbounded_channel();
         let other = PgBus {
             local: LocalBus::default(),
@@ -329,17 +378,30 @@ mod tests {
             outgoing: tx,
             remote_until: Mutex::new(None),
         };
-        let got: Vec<Event> = sent
-            .iter()
-            .flat_map(|p| other.decode(&SERVICE, p).expect("decodes"))
-            .collect();
+        let mut got: Vec<Event> = Vec::new();
+        let mut stored = 0;
+        for out in &sent {
+            match out {
+                Outgoing::Notify(p) => {
+                    assert!(p.len() <= 8000);
+                    got.extend(other.decode(&SERVICE, p).expect("decodes"));
+                }
+                Outgoing::Store { id, payload } => {
+                    stored += 1;
+                    let note = json!({ "instance": "me", "stored": id }).to_string();
+                    assert_eq!(other.stored_elsewhere(&note).as_deref(), Some(id.as_str()));
+                    got.extend(other.decode(&SERVICE, payload).expect("decodes"));
+                }
+            }
+        }
+        assert_eq!(stored, 1, "only the oversized event is stored");
         let ids = |list: &[Event]| list.iter().map(|e| e.id.clone()).collect::<Vec<_>>();
         assert_eq!(ids(&got), ids(&events));
-        assert!(
-            got[150].previous.is_none(),
-            "the oversized event lost its previous values"
-        );
+        assert_eq!(got[150].previous, events[150].previous, "stored whole");
         assert_eq!(got[151].previous, events[151].previous);
+        let Outgoing::Notify(first) = &sent[0] else {
+            panic!("the first notification is a batch");
+        };
         let (tx, _) = mpsc::unbounded_channel();
         let me = PgBus {
             local: LocalBus::default(),
@@ -348,7 +410,12 @@ mod tests {
             remote_until: Mutex::new(None),
         };
         assert!(
-            me.decode(&SERVICE, &sent[0]).is_none(),
+            me.stored_elsewhere(&json!({ "instance": "me", "stored": "x" }).to_string())
+                .is_none(),
+            "its own stored events are not read back"
+        );
+        assert!(
+            me.decode(&SERVICE, first).is_none(),
             "its own events come back ignored"
         );
     }

@@ -8,7 +8,7 @@
 
 use super::schema::{Model, Relation, Schema};
 use crate::model::Kind;
-use crate::storage::bookkeeping::{META_TABLE, ROOT_TOKEN_TABLE, setup_lock};
+use crate::storage::bookkeeping::{EVENT_TABLE, META_TABLE, ROOT_TOKEN_TABLE, setup_lock};
 use crate::storage::layout::quote;
 use crate::storage::{Backend, Sql};
 
@@ -30,6 +30,14 @@ pub fn base_statements(backend: Backend) -> Vec<String> {
         "CREATE TABLE IF NOT EXISTS {} (\"key\" TEXT NOT NULL PRIMARY KEY, \"value\" TEXT NOT NULL)",
         quote(META_TABLE)
     ));
+    if backend == Backend::Postgres {
+        // Events too large for a notification (`events/postgres.rs`).
+        out.push(format!(
+            "CREATE TABLE IF NOT EXISTS {} (\"id\" TEXT NOT NULL PRIMARY KEY, \
+             \"payload\" TEXT NOT NULL, \"createdAt\" TIMESTAMPTZ NOT NULL DEFAULT now())",
+            quote(EVENT_TABLE)
+        ));
+    }
     // `createdAt` is text in the API's format on both databases (only the server reads it).
     out.push(format!(
         "CREATE TABLE IF NOT EXISTS {} (\"id\" {} NOT NULL PRIMARY KEY, \

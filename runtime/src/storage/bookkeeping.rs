@@ -15,6 +15,10 @@ pub const META_TABLE: &str = "_svc_meta";
 /// [`META_TABLE`], so it can clash neither with a model table nor with a relation's `_<Name>`.
 pub const ROOT_TOKEN_TABLE: &str = "_svc_root_token";
 
+/// Name of the table (PostgreSQL) holding the events of a mutation too large for one
+/// notification: the notification carries the row's id, and the other instances read it.
+pub const EVENT_TABLE: &str = "_svc_event";
+
 /// The statement that makes the current transaction wait for (and hold, until it ends) the lock
 /// serialising schema set-up and root-token sync across instances: on PostgreSQL, an advisory
 /// lock; SQLite's write transactions take turns already.

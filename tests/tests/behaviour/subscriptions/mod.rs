@@ -526,6 +526,85 @@ async fn two_processes_on_one_postgres_database() {
     create(writer.port, "eve").await;
     assert_eq!(next(&mut ws).await, Some(event.clone()));
     silent(&mut ws).await;
+
+    // An event too large for a notification (kilobytes of previous values) reaches the other
+    // process whole: it is kept in the event table, and the notification names it.
+    let post = |port: u16, token: Option<String>, query: String| {
+        let client = client.clone();
+        async move {
+            let mut request = client
+                .post(format!("http://127.0.0.1:{port}/simple/v1/{ALIAS}"))
+                .json(&json!({ "query": query }));
+            if let Some(token) = token {
+                request = request.bearer_auth(token);
+            }
+            let res: Value = request
+                .send()
+                .await
+                .expect("request")
+                .json()
+                .await
+                .expect("JSON");
+            assert!(res.get("errors").is_none(), "{res:#}");
+            res
+        }
+    };
+    let res = post(
+        writer.port,
+        None,
+        r#"mutation { createUser(email: "big@x.io", name: "big") { id } }"#.to_owned(),
+    )
+    .await;
+    let id = res["data"]["createUser"]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let token = node_token(&id, "User");
+    let url = format!("ws://127.0.0.1:{}/subscriptions/v1/{ALIAS}", listener.port);
+    let mut request = url.into_client_request().expect("a request");
+    request.headers_mut().insert(
+        "Sec-WebSocket-Protocol",
+        HeaderValue::from_static("graphql-transport-ws"),
+    );
+    let (mut big, _) = tokio_tungstenite::connect_async(request)
+        .await
+        .expect("the socket opens");
+    send(&mut big, json!({ "type": "connection_init", "payload": { "Authorization": format!("Bearer {token}") } })).await;
+    assert_eq!(
+        next(&mut big).await,
+        Some(json!({ "type": "connection_ack" }))
+    );
+    let query =
+        "subscription { User(filter: { mutation_in: [UPDATED] }) { previousValues { name } } }";
+    send(
+        &mut big,
+        json!({ "type": "subscribe", "id": "big", "payload": { "query": query } }),
+    )
+    .await;
+    send(&mut big, json!({ "type": "ping" })).await;
+    assert_eq!(next(&mut big).await, Some(json!({ "type": "pong" })));
+    let long = "x".repeat(9000);
+    post(
+        writer.port,
+        Some(token.clone()),
+        format!(r#"mutation {{ updateUser(id: "{id}", name: "{long}") {{ id }} }}"#),
+    )
+    .await;
+    post(
+        writer.port,
+        Some(token),
+        format!(r#"mutation {{ updateUser(id: "{id}", name: "short") {{ id }} }}"#),
+    )
+    .await;
+    for previous in ["big", long.as_str()] {
+        let message = next(&mut big).await.expect("an event");
+        assert_eq!(
+            message["payload"]["data"]["User"]["previousValues"]["name"].as_str(),
+            Some(previous),
+            "{}",
+            &message.to_string()[..200.min(message.to_string().len())]
+        );
+    }
     drop(writer);
     drop(listener);
 }
