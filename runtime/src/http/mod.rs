@@ -182,7 +182,10 @@ impl<S: ServiceDef> Service<S> {
 
     /// The handle that closes the service's subscription sockets when the server stops.
     pub fn closing(&self) -> Closing {
-        Closing(self.stop_requested.clone())
+        Closing {
+            requested: self.stop_requested.clone(),
+            closed: self.closing.clone(),
+        }
     }
 
     /// Waits for a stop to be asked for; then tells the subscriptions `Schema changed` when
@@ -331,11 +334,25 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
 /// before the server stops, so that clients learn it at once and the server's graceful stop
 /// does not wait for open sockets.
 #[derive(Clone)]
-pub struct Closing(Arc<tokio::sync::watch::Sender<bool>>);
+pub struct Closing {
+    requested: Arc<tokio::sync::watch::Sender<bool>>,
+    /// True once the sockets were told to close (after the check of the stored model).
+    closed: tokio::sync::watch::Receiver<bool>,
+}
 
 impl Closing {
     pub fn close(&self) {
-        self.0.send_replace(true);
+        self.requested.send_replace(true);
+    }
+
+    /// Waits (blocking this thread, at most `limit`) until the sockets were told to close: the
+    /// check of the stored model is then over, and stopping the server does not cancel it
+    /// halfway through a statement.
+    pub fn wait_closed(&self, limit: std::time::Duration) {
+        let until = std::time::Instant::now() + limit;
+        while !*self.closed.borrow() && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
     }
 }
 

@@ -27,6 +27,7 @@ impl Running {
     fn shutdown(&mut self) {
         if let Some(thread) = self.thread.take() {
             self.closing.close();
+            self.closing.wait_closed(std::time::Duration::from_secs(3));
             let handle = self.handle.clone();
             // The server's own system drives the stop; wait for it from this thread.
             let stopper = std::thread::spawn(move || {
