@@ -142,9 +142,8 @@ fn write_archive(endpoint: &Endpoint, part: &Path) -> Result<(Vec<Tally>, std::t
     let file = File::create(part).with_context(|| format!("cannot create `{}`", part.display()))?;
     let mut zip = ZipWriter::new(BufWriter::new(file));
     let now = chrono::Utc::now();
-    let mut options = SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated)
-        .large_file(false);
+    let mut options =
+        SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
     {
         use chrono::{Datelike as _, Timelike as _};
         if let Ok(time) = zip::DateTime::from_date_and_time(

@@ -417,19 +417,19 @@ fn load_state(path: &Path, entries: &[Entry], archive_name: &str) -> Result<Stat
     if state == State::default() {
         return Ok(state);
     }
-    if let Some(saved) = &state.imported {
-        if *saved != fingerprint(entries, &state) {
-            eprintln!(
-                "The resume state `{}` was written for another archive{} (the files it counts as imported differ); starting over with `{archive_name}`.",
-                shown(path),
-                state
-                    .archive
-                    .as_deref()
-                    .map(|a| format!(" (`{a}`)"))
-                    .unwrap_or_default()
-            );
-            return Ok(State::default());
-        }
+    if let Some(saved) = &state.imported
+        && *saved != fingerprint(entries, &state)
+    {
+        eprintln!(
+            "The resume state `{}` was written for another archive{} (the files it counts as imported differ); starting over with `{archive_name}`.",
+            shown(path),
+            state
+                .archive
+                .as_deref()
+                .map(|a| format!(" (`{a}`)"))
+                .unwrap_or_default()
+        );
+        return Ok(State::default());
     }
     eprintln!(
         "Resuming from `{}`: nodes {}, lists {}, relations {} already imported.",

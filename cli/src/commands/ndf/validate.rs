@@ -367,32 +367,34 @@ impl Checker<'_> {
             let rel = self.model.relation(relation);
             let here = RelationEnd { ty, field };
             let back = if rel.a == here { rel.b } else { rel.a };
-            if let (Some(other_ty), _, _) = parsed[other] {
-                if other_ty != target {
-                    found.push((
-                        Some(format!("{s}.fieldName")),
-                        format!(
-                            "`{}.{}` relates to {}, not {}",
-                            def.name,
-                            f.name,
-                            self.model.ty(target).name,
-                            self.model.ty(other_ty).name
-                        ),
-                    ));
-                    continue;
-                }
+            if let (Some(other_ty), _, _) = parsed[other]
+                && other_ty != target
+            {
+                found.push((
+                    Some(format!("{s}.fieldName")),
+                    format!(
+                        "`{}.{}` relates to {}, not {}",
+                        def.name,
+                        f.name,
+                        self.model.ty(target).name,
+                        self.model.ty(other_ty).name
+                    ),
+                ));
+                continue;
             }
-            if let (Some(other_ty), Some(other_field), _) = parsed[other] {
-                if s == 0 && (back.ty, back.field) != (other_ty, other_field) {
-                    let other_def = self.model.ty(other_ty);
-                    found.push((
-                        Some(format!("{other}.fieldName")),
-                        format!(
-                            "`{}.{}` and `{}.{}` are not the two sides of one relation",
-                            def.name, f.name, other_def.name, other_def.fields[other_field].name
-                        ),
-                    ));
-                }
+            // The pair is checked once, from side 0.
+            if let (Some(other_ty), Some(other_field), _) = parsed[other]
+                && s == 0
+                && (back.ty, back.field) != (other_ty, other_field)
+            {
+                let other_def = self.model.ty(other_ty);
+                found.push((
+                    Some(format!("{other}.fieldName")),
+                    format!(
+                        "`{}.{}` and `{}.{}` are not the two sides of one relation",
+                        def.name, f.name, other_def.name, other_def.fields[other_field].name
+                    ),
+                ));
             }
         }
         found
