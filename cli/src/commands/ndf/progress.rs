@@ -6,7 +6,7 @@
 use std::io::IsTerminal as _;
 use std::time::Duration;
 
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 use super::{count, human_bytes};
 
@@ -43,6 +43,12 @@ impl Progress {
             };
             let style = ProgressStyle::with_template(template)
                 .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .with_key(
+                    "rate",
+                    |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = write!(w, "{:.0}/s", state.per_sec());
+                    },
+                )
                 .progress_chars("=> ");
             bar.set_style(style);
             bar.enable_steady_tick(Duration::from_millis(200));
@@ -56,7 +62,7 @@ impl Progress {
                 ),
                 elements: bar(
                     Some(t.elements),
-                    "elements  [{bar:30}] {human_pos}/{human_len} ({per_sec})",
+                    "elements  [{bar:30}] {human_pos}/{human_len} ({rate})",
                 ),
                 bytes: bar(
                     Some(t.bytes),
@@ -66,7 +72,7 @@ impl Progress {
             },
             None => Bars {
                 files: bar(None, "{spinner} files     {pos} {msg} ({elapsed})"),
-                elements: bar(None, "{spinner} elements  {human_pos} ({per_sec})"),
+                elements: bar(None, "{spinner} elements  {human_pos} ({rate})"),
                 bytes: bar(
                     None,
                     "{spinner} bytes     {decimal_bytes} ({decimal_bytes_per_sec})",
