@@ -12,7 +12,7 @@
 //! before it kept), then a rerun that skips what was imported; an archive written by hand in the
 //! original's layout and element shapes (reference §8.2); client-side validation that names the
 //! file, element and field and uploads nothing; a resume state of another archive that is not
-//! applied; and progress output without carriage returns or escape sequences when stderr is not
+//! applied; pages and documents the server refuses (warnings, exit status 1); and progress output without carriage returns or escape sequences when stderr is not
 //! a terminal. PostgreSQL is expected at 127.0.0.1:5432 (or `SVC_TEST_POSTGRES_URL`); outside CI
 //! its tests print a notice and pass when it is unreachable.
 
@@ -712,6 +712,35 @@ db_cases! {
         let run = srv.svc(&["export", "-e", "out.tar"]);
         assert_eq!(run.code, Some(1));
         assert!(run.stderr.contains("must end in `.zip`"), "{}", run.stderr);
+    }
+
+    /// A page the server refuses (here: a token that is no admin's) gets the reference's
+    /// warning with the request id, the other types are still asked for, the archive is
+    /// written, and the command exits with status 1; an import with such a token is refused
+    /// with the server's text.
+    fn refused_pages_warn_and_fail(db) {
+        let Some(srv) = Service::start(db, 10_000_000) else { return };
+        write(
+            &srv.home.path().join(".svcrc"),
+            &format!("clusters:\n  test:\n    host: http://127.0.0.1:{}\n    clusterSecret: not-a-token\n", srv.port),
+        );
+        let run = srv.svc(&["export", "-e", "x.zip"]);
+        run.plain();
+        assert_eq!(run.code, Some(1));
+        for file_type in ["nodes", "lists", "relations"] {
+            let warning = format!("warning: The download of {file_type} failed. You may get fragmented data. Request ID: ");
+            assert!(run.stderr.lines().any(|l| l.starts_with(&warning) && l.len() > warning.len()), "{}", run.stderr);
+        }
+        assert!(run.stderr.contains("the server said: Insufficient permissions for bulk export"), "{}", run.stderr);
+        assert!(run.stderr.contains("error: the export is incomplete: the download of nodes and lists and relations failed"), "{}", run.stderr);
+        assert_eq!(entries(&srv.dir().join("x.zip")), Vec::<(String, String)>::new());
+
+        zip_of(&srv.dir().join("one.zip"), &[("nodes/1.json", r#"{"valueType":"nodes","values":[]}"#.to_owned())]);
+        let run = srv.svc(&["import", "-d", "one.zip"]);
+        assert_eq!(run.code, Some(1));
+        assert!(run.stderr.contains("error: the server refused `nodes/1.json` (request ID "), "{}", run.stderr);
+        assert!(run.stderr.contains("Insufficient permissions for bulk import"), "{}", run.stderr);
+        assert!(!srv.state_file().exists());
     }
 
     /// Without `-e` the archive is `export-<timestamp>.zip` in the current directory; an empty
