@@ -1,6 +1,7 @@
 //! `svc`: the command line of svc. It scaffolds a service crate (`init`), builds it and brings the
 //! target's database and server up to date (`deploy`), and talks to the running service (`info`,
-//! `root-token`, `playground`, `logs`, `down`). See `docs/cli.md`.
+//! `root-token`, `playground`, `logs`, `down`, and `export` / `import` of its data). See
+//! `docs/cli.md`.
 //!
 //! The CLI never touches a database itself: migrations run inside the service binary
 //! (`<binary> migrate`), which the CLI builds with cargo and then runs.
@@ -65,6 +66,11 @@ enum Command {
         #[arg(short, long)]
         web: bool,
     },
+    /// Export the service's data into a zip of NDF documents (`nodes/`, `lists/`, `relations/`).
+    Export(commands::ExportArgs),
+    /// Import a zip of NDF documents (as `svc export` writes them) into the service; a rerun
+    /// after a failure goes on after the last file imported.
+    Import(commands::ImportArgs),
     /// Stop the local server started by `svc deploy`.
     Down,
     /// Print the local server's log (`.svc/server.log`).
@@ -87,6 +93,8 @@ fn main() -> ExitCode {
         Command::RootToken { name, target } => commands::root_token(&target, name.as_deref()),
         Command::Login(args) => commands::login(&args),
         Command::Playground { target, web } => commands::playground(&target, web),
+        Command::Export(args) => commands::export(&args),
+        Command::Import(args) => commands::import(&args),
         Command::Down => commands::down(),
         Command::Logs { tail, follow } => commands::logs(tail, follow),
     };

@@ -1,5 +1,6 @@
 //! The commands of `svc`, one module each, and what they share: the service and target they
 //! work on ([`context`]).
+//! `export` and `import` move the service's data as NDF archives ([`ndf`]).
 
 mod context;
 mod deploy;
@@ -8,6 +9,7 @@ mod info;
 pub mod init;
 mod login;
 mod logs;
+mod ndf;
 mod playground;
 mod root_token;
 
@@ -17,5 +19,7 @@ pub use down::down;
 pub use info::info;
 pub use login::{LoginArgs, login};
 pub use logs::logs;
+pub use ndf::export::{ExportArgs, export};
+pub use ndf::import::{ImportArgs, import};
 pub use playground::playground;
 pub use root_token::root_token;

@@ -1,0 +1,228 @@
+//! `svc export [-e FILE.zip] [-t TARGET]` (reference §8.5): pages through the export endpoint
+//! for nodes, then lists, then relations, and writes each page as it arrives into the zip as
+//! `<type>/<NNNNNN>.json` = `{"valueType":"<type>","values":<out.jsonElements>}`.
+//!
+//! The archive is written to `FILE.zip.part` and renamed when complete, so an interrupted
+//! export never leaves a file that looks finished.
+
+use std::fs::File;
+use std::io::{BufWriter, Write as _};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context as _, Result, bail};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use zip::ZipWriter;
+use zip::write::SimpleFileOptions;
+
+use super::progress::Progress;
+use super::{Endpoint, FILE_TYPES, count, human_bytes};
+use crate::commands::context::{Context, TargetArg};
+
+/// `svc export`.
+#[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    /// The archive to write (must end in `.zip`); default: `export-<timestamp>.zip` in the
+    /// current directory.
+    #[arg(short, long, value_name = "FILE.zip")]
+    pub export_path: Option<PathBuf>,
+    #[command(flatten)]
+    pub target: TargetArg,
+}
+
+/// An export response: `{"out": {"jsonElements": [...], "size": n}, "cursor": {...}, "isFull"}`.
+#[derive(Deserialize)]
+struct Page<'a> {
+    #[serde(borrow)]
+    out: Option<Out<'a>>,
+    cursor: Option<Cursor>,
+}
+
+#[derive(Deserialize)]
+struct Out<'a> {
+    #[serde(rename = "jsonElements", borrow)]
+    json_elements: Option<&'a RawValue>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+struct Cursor {
+    table: i64,
+    row: i64,
+    field: i64,
+    array: i64,
+}
+
+impl Cursor {
+    const START: Cursor = Cursor {
+        table: 0,
+        row: 0,
+        field: 0,
+        array: 0,
+    };
+
+    /// The reference loops while the sum of the fields is ≥ 0; done is all `-1`.
+    fn is_done(&self) -> bool {
+        self.table + self.row + self.field + self.array < 0
+    }
+}
+
+/// What one type's export came to.
+#[derive(Default)]
+struct Tally {
+    files: u64,
+    elements: u64,
+    bytes: u64,
+    failed: bool,
+}
+
+pub fn export(args: &ExportArgs) -> Result<()> {
+    let path = match &args.export_path {
+        Some(path) => path.clone(),
+        None => PathBuf::from(format!(
+            "export-{}.zip",
+            chrono::Utc::now().format("%Y-%m-%dT%H-%M-%SZ")
+        )),
+    };
+    if path.extension().and_then(|e| e.to_str()) != Some("zip") {
+        bail!("the export path must end in `.zip`: `{}`", path.display());
+    }
+    let ctx = Context::load(&args.target)?;
+    let endpoint = Endpoint::new(&ctx)?;
+    let part = PathBuf::from(format!("{}.part", path.display()));
+    let result = write_archive(&endpoint, &part);
+    let tallies = match result {
+        Ok(tallies) => tallies,
+        Err(e) => {
+            let _ = std::fs::remove_file(&part);
+            return Err(e);
+        }
+    };
+    std::fs::rename(&part, &path)
+        .with_context(|| format!("cannot rename `{}` to `{}`", part.display(), path.display()))?;
+    let (tallies, took) = tallies;
+    let total_bytes: u64 = tallies.iter().map(|t| t.bytes).sum();
+    let parts: Vec<String> = FILE_TYPES
+        .iter()
+        .zip(&tallies)
+        .map(|(ty, t)| {
+            format!(
+                "{ty} {} ({})",
+                count(t.elements, "element", "elements"),
+                count(t.files, "file", "files")
+            )
+        })
+        .collect();
+    println!(
+        "Exported to {}: {}; {} in {:.1} s.",
+        path.display(),
+        parts.join(", "),
+        human_bytes(total_bytes),
+        took.as_secs_f64()
+    );
+    let failed: Vec<&str> = FILE_TYPES
+        .iter()
+        .zip(&tallies)
+        .filter(|(_, t)| t.failed)
+        .map(|(ty, _)| *ty)
+        .collect();
+    if !failed.is_empty() {
+        bail!(
+            "the export is incomplete: the download of {} failed (see the warnings above)",
+            failed.join(" and ")
+        );
+    }
+    Ok(())
+}
+
+/// Writes the archive at `part`; what each type came to, and the time it took.
+fn write_archive(endpoint: &Endpoint, part: &Path) -> Result<(Vec<Tally>, std::time::Duration)> {
+    let started = Instant::now();
+    let file = File::create(part).with_context(|| format!("cannot create `{}`", part.display()))?;
+    let mut zip = ZipWriter::new(BufWriter::new(file));
+    let now = chrono::Utc::now();
+    let mut options =
+        SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    {
+        use chrono::{Datelike as _, Timelike as _};
+        if let Ok(time) = zip::DateTime::from_date_and_time(
+            u16::try_from(now.year()).unwrap_or(1980),
+            now.month() as u8,
+            now.day() as u8,
+            now.hour() as u8,
+            now.minute() as u8,
+            now.second() as u8,
+        ) {
+            options = options.last_modified_time(time);
+        }
+    }
+    let progress = Progress::new(None);
+    let mut tallies = Vec::new();
+    for file_type in FILE_TYPES {
+        let mut tally = Tally::default();
+        let mut cursor = Cursor::START;
+        loop {
+            let name = format!("{file_type}/{:06}.json", tally.files + 1);
+            progress.start_file(&name);
+            let page_started = Instant::now();
+            let request = json!({ "fileType": file_type, "cursor": cursor });
+            let answer = endpoint.post("export", request.to_string().into_bytes())?;
+            let page: Option<Page> = serde_json::from_slice(&answer.body).ok();
+            let elements = page
+                .as_ref()
+                .and_then(|p| p.out.as_ref())
+                .and_then(|o| o.json_elements)
+                .filter(|raw| raw.get().trim_start().starts_with('['));
+            let (Some(elements), Some(next)) = (elements, page.as_ref().and_then(|p| p.cursor))
+            else {
+                let body: Option<Value> = serde_json::from_slice(&answer.body).ok();
+                let request_id = answer.request_id(body.as_ref());
+                progress.println(&format!(
+                    "warning: The download of {file_type} failed. You may get fragmented data. Request ID: {request_id}"
+                ));
+                let reason = body
+                    .as_ref()
+                    .and_then(|b| b.get("error"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| format!("HTTP {}: {}", answer.status, answer.excerpt()));
+                progress.println(&format!("  the server said: {reason}"));
+                tally.failed = true;
+                break;
+            };
+            let count: Vec<&RawValue> = serde_json::from_str(elements.get())
+                .context("the server sent `jsonElements` that is not a list")?;
+            zip.start_file(name.as_str(), options)
+                .with_context(|| format!("cannot write `{name}` into `{}`", part.display()))?;
+            let head = format!("{{\"valueType\":\"{file_type}\",\"values\":");
+            let mut written = 0u64;
+            for piece in [head.as_bytes(), elements.get().as_bytes(), b"}"] {
+                zip.write_all(piece)
+                    .with_context(|| format!("cannot write `{}`", part.display()))?;
+                written += piece.len() as u64;
+            }
+            tally.files += 1;
+            tally.elements += count.len() as u64;
+            tally.bytes += written;
+            progress.file_done(&name, count.len() as u64, written, page_started.elapsed());
+            if next.is_done() {
+                break;
+            }
+            if next == cursor {
+                bail!(
+                    "the server answered the {file_type} page at {cursor:?} with the same cursor: the export would not end"
+                );
+            }
+            cursor = next;
+        }
+        tallies.push(tally);
+    }
+    progress.finish();
+    let mut out = zip
+        .finish()
+        .with_context(|| format!("cannot finish `{}`", part.display()))?;
+    out.flush()
+        .with_context(|| format!("cannot write `{}`", part.display()))?;
+    Ok((tallies, started.elapsed()))
+}

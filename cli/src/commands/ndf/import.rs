@@ -1,0 +1,516 @@
+//! `svc import -d FILE.zip [-t TARGET]` (reference §8.5): checks every document of the archive
+//! against the service's model, then uploads the documents of `nodes/`, `lists/` and
+//! `relations/`, each folder in the order of the files' numbers, one request per file, its bytes
+//! as they are.
+//!
+//! Resume: `.import/state.json` in the service directory holds the number of the last file
+//! imported per folder, and a fingerprint of those files (their names, sizes and CRC-32s); a
+//! rerun skips them. A state written for another archive (the files it says were imported
+//! differ) is not applied: the import starts over, and says so. The state is removed when
+//! everything is imported.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufReader, Read as _};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use svc_generator::model::Model;
+use zip::ZipArchive;
+
+use super::progress::{Progress, Totals};
+use super::validate::{self, Problem};
+use super::{Endpoint, FILE_TYPES, MAX_FILE_BYTES, count, human_bytes};
+use crate::commands::context::{Context, TargetArg};
+
+/// `svc import`.
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// The archive to import: a `.zip` with the folders `nodes/`, `lists/` and `relations/` of
+    /// numbered NDF documents (`1.json`, `000001.json`, …).
+    #[arg(
+        short = 'd',
+        long = "data",
+        visible_short_alias = 's',
+        visible_alias = "source",
+        value_name = "FILE.zip"
+    )]
+    pub data: PathBuf,
+    #[command(flatten)]
+    pub target: TargetArg,
+}
+
+/// How many problems are printed before the rest are only counted.
+const SHOWN_PROBLEMS: usize = 50;
+
+/// One document of the archive.
+#[derive(Debug, Clone)]
+struct Entry {
+    /// Index of the entry in the zip.
+    index: usize,
+    /// Its name in the zip (`nodes/000001.json`).
+    name: String,
+    /// Position of its folder in [`FILE_TYPES`].
+    kind: usize,
+    /// The number in its name (`000001.json` → 1).
+    number: u64,
+    size: u64,
+    crc32: u32,
+    /// Counted in the first pass.
+    elements: u64,
+}
+
+/// `.import/state.json`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+struct State {
+    #[serde(default)]
+    nodes: u64,
+    #[serde(default)]
+    lists: u64,
+    #[serde(default)]
+    relations: u64,
+    /// The archive's file name, for messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    archive: Option<String>,
+    /// The fingerprint of the files imported so far (see [`fingerprint`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    imported: Option<String>,
+}
+
+impl State {
+    fn done(&self, kind: usize) -> u64 {
+        match kind {
+            0 => self.nodes,
+            1 => self.lists,
+            _ => self.relations,
+        }
+    }
+
+    fn set(&mut self, kind: usize, number: u64) {
+        match kind {
+            0 => self.nodes = number,
+            1 => self.lists = number,
+            _ => self.relations = number,
+        }
+    }
+}
+
+pub fn import(args: &ImportArgs) -> Result<()> {
+    let source = &args.data;
+    if source.extension().and_then(|e| e.to_str()) != Some("zip") {
+        bail!("the archive must be a `.zip` file: `{}`", source.display());
+    }
+    if !source.is_file() {
+        bail!("there is no archive `{}`", source.display());
+    }
+    let ctx = Context::load(&args.target)?;
+    let svc_yml = ctx.service.dir.join("svc.yml");
+    let model = svc_generator::frontend::load(&svc_yml)
+        .map_err(|failure| {
+            anyhow!(
+                "the service's model has problems, fix them first:\n{}",
+                failure.to_string().trim_end()
+            )
+        })?
+        .model
+        .into_inner();
+    let endpoint = Endpoint::new(&ctx)?;
+    let started = Instant::now();
+
+    let mut archive = open(source)?;
+    let mut entries = plan(&mut archive, source)?;
+    check(&mut archive, &mut entries, &model, source)?;
+
+    let archive_name = source
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let state_path = ctx.service.dir.join(".import").join("state.json");
+    let mut state = load_state(&state_path, &entries, &archive_name)?;
+
+    let pending: Vec<&Entry> = entries
+        .iter()
+        .filter(|e| e.number > state.done(e.kind))
+        .collect();
+    let progress = Progress::new(Some(Totals {
+        files: pending.len() as u64,
+        elements: pending.iter().map(|e| e.elements).sum(),
+        bytes: pending.iter().map(|e| e.size).sum(),
+    }));
+    let mut uploaded = [0u64; 3];
+    let mut bytes = 0u64;
+    for entry in &entries {
+        if entry.number <= state.done(entry.kind) {
+            progress.println(&format!("Skipping file {} (already imported)", entry.name));
+            continue;
+        }
+        progress.start_file(&entry.name);
+        let file_started = Instant::now();
+        let body = read_entry(&mut archive, entry, source)?;
+        let answer = endpoint.post("import", body)?;
+        let parsed: Option<Value> = serde_json::from_slice(&answer.body).ok();
+        match &parsed {
+            Some(Value::Array(failures)) if failures.is_empty() => {}
+            Some(Value::Array(failures)) => {
+                progress.finish();
+                print_failures(entry, failures);
+                bail!(
+                    "the import of `{}` failed; nothing of it was written. Files before it are imported: fix it and run the same command again to go on from `{}`",
+                    entry.name,
+                    entry.name
+                );
+            }
+            _ => {
+                progress.finish();
+                let reason = parsed
+                    .as_ref()
+                    .and_then(|b| b.get("error"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| format!("HTTP {}: {}", answer.status, answer.excerpt()));
+                bail!(
+                    "the server refused `{}` (request ID {}): {reason}",
+                    entry.name,
+                    answer.request_id(parsed.as_ref())
+                );
+            }
+        }
+        state.set(entry.kind, entry.number);
+        state.archive = Some(archive_name.clone());
+        state.imported = Some(fingerprint(&entries, &state));
+        save_state(&state_path, &state)?;
+        uploaded[entry.kind] += entry.elements;
+        bytes += entry.size;
+        progress.file_done(
+            &entry.name,
+            entry.elements,
+            entry.size,
+            file_started.elapsed(),
+        );
+    }
+    progress.finish();
+    remove_state(&state_path)?;
+    let parts: Vec<String> = FILE_TYPES
+        .iter()
+        .zip(uploaded)
+        .map(|(ty, n)| format!("{ty} {}", count(n, "element", "elements")))
+        .collect();
+    println!(
+        "Imported {}: {}; {} in {:.1} s.",
+        source.display(),
+        parts.join(", "),
+        human_bytes(bytes),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn open(source: &Path) -> Result<ZipArchive<BufReader<File>>> {
+    let file = File::open(source).with_context(|| format!("cannot open `{}`", source.display()))?;
+    ZipArchive::new(BufReader::new(file))
+        .with_context(|| format!("`{}` is not a zip archive", source.display()))
+}
+
+/// The documents of the archive in upload order: nodes, lists, relations, each by number.
+/// Other files are ignored; a `.json` file in one of the three folders whose name is not a
+/// number, or two files with the same number, are errors.
+fn plan(archive: &mut ZipArchive<BufReader<File>>, source: &Path) -> Result<Vec<Entry>> {
+    let mut entries = Vec::new();
+    let mut problems = Vec::new();
+    let mut numbers: BTreeMap<(usize, u64), String> = BTreeMap::new();
+    for index in 0..archive.len() {
+        let file = archive
+            .by_index_raw(index)
+            .with_context(|| format!("cannot read the entries of `{}`", source.display()))?;
+        if !file.is_file() {
+            continue;
+        }
+        let name = file
+            .name()
+            .with_context(|| format!("an entry of `{}` has an unreadable name", source.display()))?
+            .into_owned();
+        let Some((folder, file_name)) = name.split_once('/') else {
+            continue;
+        };
+        let Some(kind) = FILE_TYPES.iter().position(|t| *t == folder) else {
+            continue;
+        };
+        let Some(stem) = file_name.strip_suffix(".json") else {
+            continue;
+        };
+        let number = if !stem.is_empty() && stem.bytes().all(|b| b.is_ascii_digit()) {
+            stem.parse::<u64>().ok()
+        } else {
+            None
+        };
+        let Some(number) = number else {
+            problems.push(format!(
+                "{name}: the files of `{folder}/` are named by number (`1.json`, `000001.json`, …)"
+            ));
+            continue;
+        };
+        if let Some(first) = numbers.insert((kind, number), name.clone()) {
+            problems.push(format!("{name}: `{first}` has the same number ({number})"));
+            continue;
+        }
+        entries.push(Entry {
+            index,
+            name,
+            kind,
+            number,
+            size: file.size(),
+            crc32: file.crc32(),
+            elements: 0,
+        });
+    }
+    if !problems.is_empty() {
+        for p in &problems {
+            eprintln!("{p}");
+        }
+        bail!(
+            "the archive `{}` cannot be imported ({}); nothing was imported",
+            source.display(),
+            count(problems.len() as u64, "problem", "problems")
+        );
+    }
+    if entries.is_empty() {
+        bail!(
+            "the archive `{}` holds no NDF documents: expected `nodes/`, `lists/` and `relations/` folders of numbered `.json` files at its root",
+            source.display()
+        );
+    }
+    entries.sort_by_key(|e| (e.kind, e.number));
+    Ok(entries)
+}
+
+/// The first pass: every document read and checked against the model, one at a time, before
+/// anything is uploaded. Counts each document's elements.
+fn check(
+    archive: &mut ZipArchive<BufReader<File>>,
+    entries: &mut [Entry],
+    model: &Model,
+    source: &Path,
+) -> Result<()> {
+    let mut problems: Vec<Problem> = Vec::new();
+    for entry in entries.iter_mut() {
+        let file_type = FILE_TYPES[entry.kind];
+        if entry.size > MAX_FILE_BYTES {
+            problems.push(Problem {
+                file: entry.name.clone(),
+                index: None,
+                field: None,
+                message: format!(
+                    "is {}; an import request may hold at most 10 MB (split it into several files)",
+                    human_bytes(entry.size)
+                ),
+            });
+            continue;
+        }
+        let file = archive
+            .by_index(entry.index)
+            .with_context(|| format!("cannot read `{}` in `{}`", entry.name, source.display()))?;
+        let doc: Value = match serde_json::from_reader(std::io::BufReader::new(file)) {
+            Ok(doc) => doc,
+            Err(e) => {
+                problems.push(Problem {
+                    file: entry.name.clone(),
+                    index: None,
+                    field: None,
+                    message: format!("is not a JSON document: {e}"),
+                });
+                continue;
+            }
+        };
+        let (elements, found) = validate::document(model, &entry.name, file_type, &doc);
+        entry.elements = elements;
+        problems.extend(found);
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    for p in problems.iter().take(SHOWN_PROBLEMS) {
+        eprintln!("{p}");
+    }
+    if problems.len() > SHOWN_PROBLEMS {
+        eprintln!("… and {} more", problems.len() - SHOWN_PROBLEMS);
+    }
+    bail!(
+        "the archive `{}` does not fit the service's model ({}); nothing was imported",
+        source.display(),
+        count(problems.len() as u64, "problem", "problems")
+    )
+}
+
+/// One entry's bytes, as they are in the archive.
+fn read_entry(
+    archive: &mut ZipArchive<BufReader<File>>,
+    entry: &Entry,
+    source: &Path,
+) -> Result<Vec<u8>> {
+    let mut file = archive
+        .by_index(entry.index)
+        .with_context(|| format!("cannot read `{}` in `{}`", entry.name, source.display()))?;
+    let mut body = Vec::with_capacity(usize::try_from(entry.size).unwrap_or(0));
+    file.read_to_end(&mut body)
+        .with_context(|| format!("cannot read `{}` in `{}`", entry.name, source.display()))?;
+    Ok(body)
+}
+
+/// Prints the server's failures of one file: each element's index and message.
+fn print_failures(entry: &Entry, failures: &[Value]) {
+    eprintln!(
+        "The import of {} failed ({}):",
+        entry.name,
+        count(failures.len() as u64, "failure", "failures")
+    );
+    for failure in failures {
+        let index = failure
+            .get("index")
+            .map_or_else(|| "?".to_owned(), Value::to_string);
+        let message = failure
+            .get("message")
+            .and_then(Value::as_str)
+            .map_or_else(|| failure.to_string(), str::to_owned);
+        eprintln!("  {}, element {index}: {message}", entry.name);
+    }
+}
+
+/// FNV-1a (64 bits) over the name, size and CRC-32 of the files the state counts as imported.
+fn fingerprint(entries: &[Entry], state: &State) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut feed = |bytes: &[u8]| {
+        for b in bytes {
+            hash ^= u64::from(*b);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for entry in entries.iter().filter(|e| e.number <= state.done(e.kind)) {
+        feed(entry.name.as_bytes());
+        feed(&[0]);
+        feed(&entry.size.to_le_bytes());
+        feed(&entry.crc32.to_le_bytes());
+    }
+    format!("{hash:016x}")
+}
+
+/// The resume state for this archive: the saved one when it is this archive's (or has no
+/// fingerprint: the reference's format, written by hand), else zeros (with a notice).
+fn load_state(path: &Path, entries: &[Entry], archive_name: &str) -> Result<State> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(State::default()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read `{}`", path.display())),
+    };
+    let state: State = match serde_json::from_str(&text) {
+        Ok(state) => state,
+        Err(e) => {
+            eprintln!(
+                "The resume state `{}` cannot be read ({e}); starting over.",
+                shown(path)
+            );
+            return Ok(State::default());
+        }
+    };
+    if state == State::default() {
+        return Ok(state);
+    }
+    if let Some(saved) = &state.imported
+        && *saved != fingerprint(entries, &state)
+    {
+        eprintln!(
+            "The resume state `{}` was written for another archive{} (the files it counts as imported differ); starting over with `{archive_name}`.",
+            shown(path),
+            state
+                .archive
+                .as_deref()
+                .map(|a| format!(" (`{a}`)"))
+                .unwrap_or_default()
+        );
+        return Ok(State::default());
+    }
+    eprintln!(
+        "Resuming from `{}`: nodes {}, lists {}, relations {} already imported.",
+        shown(path),
+        state.nodes,
+        state.lists,
+        state.relations
+    );
+    Ok(state)
+}
+
+fn save_state(path: &Path, state: &State) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create `{}`", dir.display()))?;
+    }
+    let text = serde_json::to_string(state).context("cannot write the resume state")?;
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write `{}`", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write `{}`", path.display()))
+}
+
+fn remove_state(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("cannot remove `{}`", path.display())),
+    }
+    if let Some(dir) = path.parent() {
+        // Only when empty: `.import/` may hold something of the user's.
+        let _ = std::fs::remove_dir(dir);
+    }
+    Ok(())
+}
+
+/// `.import/state.json` (the path as messages show it).
+fn shown(path: &Path) -> String {
+    let mut parts: Vec<PathBuf> = path.iter().rev().take(2).map(PathBuf::from).collect();
+    parts.reverse();
+    parts.iter().collect::<PathBuf>().display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(name: &str, kind: usize, number: u64, crc32: u32) -> Entry {
+        Entry {
+            index: 0,
+            name: name.to_owned(),
+            kind,
+            number,
+            size: 10,
+            crc32,
+            elements: 1,
+        }
+    }
+
+    #[test]
+    fn fingerprints_cover_the_imported_files_only() {
+        let a = vec![
+            entry("nodes/1.json", 0, 1, 7),
+            entry("nodes/2.json", 0, 2, 8),
+        ];
+        let mut b = a.clone();
+        b[1].crc32 = 9; // file 2 fixed after it failed
+        let state = State {
+            nodes: 1,
+            ..State::default()
+        };
+        assert_eq!(fingerprint(&a, &state), fingerprint(&b, &state));
+        let mut c = a.clone();
+        c[0].crc32 = 1; // another archive
+        assert_ne!(fingerprint(&a, &state), fingerprint(&c, &state));
+    }
+
+    #[test]
+    fn shows_the_state_path_short() {
+        assert_eq!(
+            shown(Path::new("/a/b/.import/state.json")),
+            ".import/state.json"
+        );
+    }
+}
