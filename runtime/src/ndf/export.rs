@@ -77,8 +77,9 @@ impl Builder {
         self.page.elements.is_empty() || self.page.size + len <= self.limit
     }
 
-    fn push(&mut self, element: String) {
-        self.page.size += element.chars().count();
+    /// Adds `element`, of `len` characters.
+    fn push(&mut self, element: String, len: usize) {
+        self.page.size += len;
         self.page.elements.push(element);
     }
 
@@ -214,15 +215,11 @@ async fn nodes(
         last = rows.last().map(|values| id_of(meta, values));
         for values in &rows {
             let element = node_element(meta, values);
-            if !page.fits(element.chars().count()) {
-                return Ok(page.full(Cursor {
-                    table: table as i64,
-                    row,
-                    field: 0,
-                    array: 0,
-                }));
+            let len = element.chars().count();
+            if !page.fits(len) {
+                return Ok(page.full(position(table, row, 0, 0)));
             }
-            page.push(element);
+            page.push(element, len);
             row += 1;
         }
         if exhausted {
@@ -304,7 +301,7 @@ async fn lists(
                 element.push_str(":[");
                 element.push_str(&texts[..count].join(","));
                 element.push_str("]}");
-                page.push(element);
+                page.push(element, len);
                 if count < texts.len() {
                     return Ok(page.full(position(table, row, field, array + count)));
                 }
@@ -404,15 +401,11 @@ async fn relations(
                 side(relation.b, &b_id, b_field.map(|f| f.name)),
                 side(relation.a, &a_id, a_field.map(|f| f.name))
             );
-            if !page.fits(element.chars().count()) {
-                return Ok(page.full(Cursor {
-                    table: table as i64,
-                    row,
-                    field: 0,
-                    array: 0,
-                }));
+            let len = element.chars().count();
+            if !page.fits(len) {
+                return Ok(page.full(position(table, row, 0, 0)));
             }
-            page.push(element);
+            page.push(element, len);
             row += 1;
             last = Some((a_id, b_id));
         }

@@ -27,7 +27,12 @@ const QUIET: Duration = Duration::from_millis(700);
 
 /// A socket to `path` offering `protocol`; the protocol the server chose.
 async fn connect_to(srv: &Server, path: &str, protocol: &str) -> (Ws, Option<String>) {
-    let url = format!("ws://127.0.0.1:{}{path}", srv.port);
+    connect_to_port(srv.port, path, protocol).await
+}
+
+/// [`connect_to`] the server listening on `port`.
+async fn connect_to_port(port: u16, path: &str, protocol: &str) -> (Ws, Option<String>) {
+    let url = format!("ws://127.0.0.1:{port}{path}");
     let mut request = url.into_client_request().expect("a request");
     if !protocol.is_empty() {
         request.headers_mut().insert(
@@ -442,47 +447,17 @@ async fn two_processes_on_one_postgres_database() {
     };
     let writer = Served::start(&database.url, Some(SECRET));
     let listener = Served::start(&database.url, Some(SECRET));
-    let url = format!("ws://127.0.0.1:{}/subscriptions/v1/{ALIAS}", listener.port);
-    let mut request = url.into_client_request().expect("a request");
-    request.headers_mut().insert(
-        "Sec-WebSocket-Protocol",
-        HeaderValue::from_static("graphql-transport-ws"),
-    );
-    let (mut ws, _) = tokio_tungstenite::connect_async(request)
-        .await
-        .expect("the socket opens");
-    send(&mut ws, json!({ "type": "connection_init" })).await;
-    assert_eq!(
-        next(&mut ws).await,
-        Some(json!({ "type": "connection_ack" }))
-    );
     let query =
         "subscription { User(filter: { mutation_in: [CREATED] }) { mutation updatedFields } }";
-    send(
-        &mut ws,
-        json!({ "type": "subscribe", "id": "u", "payload": { "query": query } }),
-    )
-    .await;
-    send(&mut ws, json!({ "type": "ping" })).await;
-    assert_eq!(next(&mut ws).await, Some(json!({ "type": "pong" })));
+    let mut ws = subscribed(listener.port, json!({}), "u", query).await;
     // The other process records its changes once it heard that this one has a subscription
     // (one notification's trip); give it that moment.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let client = reqwest::Client::new();
     let create = |port: u16, name: &'static str| {
-        let client = client.clone();
+        let query =
+            format!(r#"mutation {{ createUser(email: "{name}@x.io", name: "{name}") {{ id }} }}"#);
         async move {
-            let body = json!({ "query": format!(r#"mutation {{ createUser(email: "{name}@x.io", name: "{name}") {{ id }} }}"#) });
-            let res: Value = client
-                .post(format!("http://127.0.0.1:{port}/simple/v1/{ALIAS}"))
-                .json(&body)
-                .send()
-                .await
-                .expect("request")
-                .json()
-                .await
-                .expect("JSON");
-            assert!(res.get("errors").is_none(), "{res:#}");
+            mutate_at(port, None, &query).await;
         }
     };
     let event = json!({ "id": "u", "type": "next", "payload": { "data": { "User": { "mutation": "CREATED", "updatedFields": null } } } });
@@ -529,30 +504,10 @@ async fn two_processes_on_one_postgres_database() {
 
     // An event too large for a notification (kilobytes of previous values) reaches the other
     // process whole: it is kept in the event table, and the notification names it.
-    let post = |port: u16, token: Option<String>, query: String| {
-        let client = client.clone();
-        async move {
-            let mut request = client
-                .post(format!("http://127.0.0.1:{port}/simple/v1/{ALIAS}"))
-                .json(&json!({ "query": query }));
-            if let Some(token) = token {
-                request = request.bearer_auth(token);
-            }
-            let res: Value = request
-                .send()
-                .await
-                .expect("request")
-                .json()
-                .await
-                .expect("JSON");
-            assert!(res.get("errors").is_none(), "{res:#}");
-            res
-        }
-    };
-    let res = post(
+    let res = mutate_at(
         writer.port,
         None,
-        r#"mutation { createUser(email: "big@x.io", name: "big") { id } }"#.to_owned(),
+        r#"mutation { createUser(email: "big@x.io", name: "big") { id } }"#,
     )
     .await;
     let id = res["data"]["createUser"]["id"]
@@ -560,42 +515,15 @@ async fn two_processes_on_one_postgres_database() {
         .expect("id")
         .to_owned();
     let token = node_token(&id, "User");
-    let url = format!("ws://127.0.0.1:{}/subscriptions/v1/{ALIAS}", listener.port);
-    let mut request = url.into_client_request().expect("a request");
-    request.headers_mut().insert(
-        "Sec-WebSocket-Protocol",
-        HeaderValue::from_static("graphql-transport-ws"),
-    );
-    let (mut big, _) = tokio_tungstenite::connect_async(request)
-        .await
-        .expect("the socket opens");
-    send(&mut big, json!({ "type": "connection_init", "payload": { "Authorization": format!("Bearer {token}") } })).await;
-    assert_eq!(
-        next(&mut big).await,
-        Some(json!({ "type": "connection_ack" }))
-    );
     let query =
         "subscription { User(filter: { mutation_in: [UPDATED] }) { previousValues { name } } }";
-    send(
-        &mut big,
-        json!({ "type": "subscribe", "id": "big", "payload": { "query": query } }),
-    )
-    .await;
-    send(&mut big, json!({ "type": "ping" })).await;
-    assert_eq!(next(&mut big).await, Some(json!({ "type": "pong" })));
+    let init = json!({ "Authorization": format!("Bearer {token}") });
+    let mut big = subscribed(listener.port, init, "big", query).await;
     let long = "x".repeat(9000);
-    post(
-        writer.port,
-        Some(token.clone()),
-        format!(r#"mutation {{ updateUser(id: "{id}", name: "{long}") {{ id }} }}"#),
-    )
-    .await;
-    post(
-        writer.port,
-        Some(token),
-        format!(r#"mutation {{ updateUser(id: "{id}", name: "short") {{ id }} }}"#),
-    )
-    .await;
+    for name in [long.as_str(), "short"] {
+        let query = format!(r#"mutation {{ updateUser(id: "{id}", name: "{name}") {{ id }} }}"#);
+        mutate_at(writer.port, Some(&token), &query).await;
+    }
     for previous in ["big", long.as_str()] {
         let message = next(&mut big).await.expect("an event");
         assert_eq!(
@@ -607,6 +535,49 @@ async fn two_processes_on_one_postgres_database() {
     }
     drop(writer);
     drop(listener);
+}
+
+/// A `graphql-transport-ws` socket to the server on `port`, initialised with `init` and running
+/// `query` as subscription `id` (a `ping` answered proves the server took it).
+async fn subscribed(port: u16, init: Value, id: &str, query: &str) -> Ws {
+    let path = format!("/subscriptions/v1/{ALIAS}");
+    let (mut ws, _) = connect_to_port(port, &path, "graphql-transport-ws").await;
+    send(
+        &mut ws,
+        json!({ "type": "connection_init", "payload": init }),
+    )
+    .await;
+    assert_eq!(
+        next(&mut ws).await,
+        Some(json!({ "type": "connection_ack" }))
+    );
+    send(
+        &mut ws,
+        json!({ "type": "subscribe", "id": id, "payload": { "query": query } }),
+    )
+    .await;
+    send(&mut ws, json!({ "type": "ping" })).await;
+    assert_eq!(next(&mut ws).await, Some(json!({ "type": "pong" })));
+    ws
+}
+
+/// Runs a mutation that must not fail on the Simple API of the server on `port`, with `token`.
+async fn mutate_at(port: u16, token: Option<&str>, query: &str) -> Value {
+    let mut request = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{port}/simple/v1/{ALIAS}"))
+        .json(&json!({ "query": query }));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let res: Value = request
+        .send()
+        .await
+        .expect("request")
+        .json()
+        .await
+        .expect("JSON");
+    assert!(res.get("errors").is_none(), "{res:#}");
+    res
 }
 
 /// How many connections named `name` the database serves.
