@@ -30,7 +30,7 @@ use crate::permissions::{Perms, ReadTable};
 use crate::storage::{Counted, Counter, Db, Pool};
 
 pub use commit::{Change, ChangeKind, EdgeChange, Observer};
-pub(crate) use nodes::{check_value, truncate_now};
+pub(crate) use nodes::{MAX_TEXT_CHARS, check_value, truncate_now};
 
 /// What every request of a running service shares.
 pub struct State {

@@ -73,6 +73,8 @@ pub struct Service<S: ServiceDef> {
     pub(super) times: SocketTimes,
     /// The most characters of element text an NDF export response holds.
     pub(super) export_page_limit: usize,
+    /// Where the NDF export pages handed out last end ([`crate::ndf::export::Resumes`]).
+    pub(super) export_resumes: Arc<crate::ndf::export::Resumes>,
     /// Turns true when the server is asked to stop ([`Closing`]).
     stop_requested: Arc<tokio::sync::watch::Sender<bool>>,
     /// Turns true when subscription sockets are to close: after a stop was asked for and the
@@ -159,6 +161,7 @@ impl<S: ServiceDef> Service<S> {
             relay_plans: Plans::new(Api::Relay),
             times: SocketTimes::default(),
             export_page_limit: crate::ndf::DEFAULT_PAGE_LIMIT,
+            export_resumes: Arc::default(),
             stop_requested: Arc::new(tokio::sync::watch::channel(false).0),
             closing: closing.1,
             closing_sender: Arc::new(closing.0),

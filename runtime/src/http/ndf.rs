@@ -85,15 +85,17 @@ async fn bulk<S: ServiceDef>(
         Ok(body) => body,
         Err(message) => return error(&message, &request_id),
     };
-    let body = &body[..];
     match way {
         Way::Export => {
-            let (file_type, cursor) = match export_request(body) {
+            let (file_type, cursor) = match export_request(&body) {
                 Ok(request) => request,
                 Err(message) => return error(&message, &request_id),
             };
             let limit = service.export_page_limit;
-            match ndf::export::export(&service.state, &counter, file_type, cursor, limit).await {
+            let resumes = &service.export_resumes;
+            match ndf::export::export(&service.state, &counter, file_type, cursor, limit, resumes)
+                .await
+            {
                 Ok(page) => HttpResponse::Ok()
                     .content_type(ContentType::json())
                     .insert_header(("Request-Id", request_id.as_str()))
@@ -101,7 +103,7 @@ async fn bulk<S: ServiceDef>(
                 Err(e) => error(&format!("the export failed: {}", e.message()), &request_id),
             }
         }
-        Way::Import => match ndf::import::import(&service.state, &counter, body).await {
+        Way::Import => match ndf::import::import(&service.state, &counter, body.freeze()).await {
             Ok(failures) => json_response(&failures, &request_id, Some(counter.get())),
             Err(ndf::import::RequestError(message)) => error(&message, &request_id),
         },

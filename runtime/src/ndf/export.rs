@@ -7,19 +7,60 @@
 //! is split into chunks of as many values as fit). A page always holds at least one element (or
 //! one list value), so an element larger than the limit cannot stall an export.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
 use super::{Cursor, FileType};
 use crate::auth::Principal;
 use crate::engine::{Request, State};
-use crate::model::{ApiResult, Kind, ModelMeta, RelFieldMeta, ServiceMeta, Val, node_values};
+use crate::model::{
+    ApiResult, Cells, Json, Kind, ModelMeta, RelFieldMeta, ServiceMeta, Val, format_datetime,
+    get_opt,
+};
 use crate::query::select::push_select;
-use crate::storage::{Counter, Sql};
+use crate::storage::{Row, Sql};
 
 /// Rows read per statement.
-const ROWS_PER_READ: i64 = 1000;
+const ROWS_PER_READ: i64 = 2000;
+
+/// How many page ends [`Resumes`] keeps.
+const KEPT_RESUMES: usize = 256;
+
+/// Where the pages handed out last end: for a cursor, the key of the row it points at (a node's
+/// id, or an edge's two ids). A cursor counts rows from the start of its table, as the
+/// reference's does; the next page starts at that key through the index instead of stepping over
+/// every row before it again (which made an export's time grow with the square of its size).
+/// A cursor this server did not hand out (another instance's, or one forgotten) is still read
+/// by its row offset.
+#[derive(Debug, Default)]
+pub struct Resumes(Mutex<HashMap<(FileType, Cursor), Vec<String>>>);
+
+impl Resumes {
+    fn get(&self, file_type: FileType, cursor: Cursor) -> Option<Vec<String>> {
+        let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(&(file_type, cursor)).cloned()
+    }
+
+    fn keep(&self, file_type: FileType, cursor: Cursor, key: Vec<String>) {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= KEPT_RESUMES {
+            map.clear();
+        }
+        map.insert((file_type, cursor), key);
+    }
+}
+
+/// Where the first read of a table starts.
+enum Start {
+    /// After this many rows.
+    Offset(i64),
+    /// At this key (a row of it or the first after it).
+    At(Vec<String>),
+    /// After this key (the next reads of a page).
+    After(Vec<String>),
+}
 
 /// One response of the export: the elements (their JSON texts), their summed length, where to
 /// continue, and whether the page ended because the limit was reached.
@@ -54,24 +95,14 @@ impl Page {
 }
 
 /// Accumulates a page's elements within the limit.
-struct Builder {
+struct Builder<'a> {
     page: Page,
     limit: usize,
+    file_type: FileType,
+    resumes: &'a Resumes,
 }
 
-impl Builder {
-    fn new(limit: usize) -> Builder {
-        Builder {
-            page: Page {
-                elements: Vec::new(),
-                size: 0,
-                cursor: Cursor::DONE,
-                is_full: false,
-            },
-            limit,
-        }
-    }
-
+impl Builder<'_> {
     /// Whether an element of `len` characters fits (a page's first element always does).
     fn fits(&self, len: usize) -> bool {
         self.page.elements.is_empty() || self.page.size + len <= self.limit
@@ -83,8 +114,9 @@ impl Builder {
         self.page.elements.push(element);
     }
 
-    /// Ends the page before the element at `cursor`.
-    fn full(mut self, cursor: Cursor) -> Page {
+    /// Ends the page before the element at `cursor`, the row of key `key`.
+    fn full(mut self, cursor: Cursor, key: Vec<String>) -> Page {
+        self.resumes.keep(self.file_type, cursor, key);
         self.page.cursor = cursor;
         self.page.is_full = true;
         self.page
@@ -98,135 +130,181 @@ impl Builder {
 /// The page of `file_type` that starts at `cursor`, of at most `limit` characters of elements.
 pub async fn export(
     state: &Arc<State>,
-    counter: &Arc<Counter>,
+    counter: &Arc<crate::storage::Counter>,
     file_type: FileType,
     cursor: Cursor,
     limit: usize,
+    resumes: &Resumes,
 ) -> ApiResult<Page> {
     let req = Request::new(state.clone(), counter.clone(), Principal::Admin);
-    let builder = Builder::new(limit);
+    let builder = Builder {
+        page: Page {
+            elements: Vec::new(),
+            size: 0,
+            cursor: Cursor::DONE,
+            is_full: false,
+        },
+        limit,
+        file_type,
+        resumes,
+    };
     if cursor.is_done() {
         return Ok(builder.done());
     }
+    let start = match resumes.get(file_type, cursor) {
+        Some(key) => Start::At(key),
+        None => Start::Offset(cursor.row.max(0)),
+    };
     let service = state.service;
     match file_type {
-        FileType::Nodes => nodes(&req, service, cursor, builder).await,
-        FileType::Lists => lists(&req, service, cursor, builder).await,
-        FileType::Relations => relations(&req, service, cursor, builder).await,
+        FileType::Nodes => nodes(&req, service, cursor, start, builder).await,
+        FileType::Lists => lists(&req, service, cursor, start, builder).await,
+        FileType::Relations => relations(&req, service, cursor, start, builder).await,
     }
 }
 
-/// `row` of a cursor as a non-negative offset.
-fn offset(n: i64) -> i64 {
-    n.max(0)
+/// The characters of `text`.
+fn chars(text: &str) -> usize {
+    if text.is_ascii() {
+        text.len()
+    } else {
+        text.chars().count()
+    }
 }
 
-/// Up to [`ROWS_PER_READ`] rows of `meta` by id, with every column: from the row offset `skip`
-/// (a page's first read), or after the id `after` (the next reads of a page, which then do not
-/// step over every row before them again).
-async fn node_rows(
+/// Appends `text` as a JSON string.
+fn push_str(out: &mut String, text: &str) {
+    if text
+        .bytes()
+        .all(|b| b >= 0x20 && b != b'"' && b != b'\\' && b != 0x7f)
+    {
+        out.push('"');
+        out.push_str(text);
+        out.push('"');
+    } else {
+        out.push_str(&Value::from(text).to_string());
+    }
+}
+
+/// Reads up to [`ROWS_PER_READ`] rows of `meta` by id, with `columns` pushed by `select`, from
+/// `start`.
+async fn read_nodes(
     req: &Request,
     meta: &ModelMeta,
-    skip: i64,
-    after: Option<&str>,
-) -> ApiResult<Vec<Vec<Val>>> {
+    select: impl FnOnce(&mut Sql),
+    start: &Start,
+) -> ApiResult<Vec<Row>> {
     let id = meta.fields[meta.id].name;
     let mut sql = req.db().sql();
-    push_select(&mut sql, meta, "t0");
-    if let Some(after) = after {
-        sql.push(" WHERE t0.")
-            .ident(id)
-            .push(" > ")
-            .bind(after.into());
+    select(&mut sql);
+    match start {
+        Start::Offset(_) => {}
+        Start::At(key) | Start::After(key) => {
+            let op = if matches!(start, Start::At(_)) {
+                " >= "
+            } else {
+                " > "
+            };
+            let key = key.first().map_or("", String::as_str);
+            sql.push(" WHERE t0.").ident(id).push(op).bind(key.into());
+        }
     }
     sql.push(" ORDER BY t0.").ident(id);
     sql.push(&format!(" LIMIT {ROWS_PER_READ}"));
-    if after.is_none() {
+    if let Start::Offset(skip) = start {
         sql.push(&format!(" OFFSET {skip}"));
     }
-    let rows = req.reads().all(sql).await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for row in rows {
-        out.push(node_values(meta, &row)?);
-    }
-    Ok(out)
+    req.counter().add(1);
+    Ok(req.db().bulk_rows(sql).await?)
 }
 
-/// The id of a row of [`node_values`].
-fn id_of(meta: &ModelMeta, values: &[Val]) -> String {
-    match &values[meta.id] {
-        Val::String(s) => s.clone(),
-        other => other.to_json().to_string(),
-    }
-}
-
-/// Appends `"key":<value>` (with a leading comma).
-fn push_entry(out: &mut String, key: &str, value: &Value) {
-    out.push(',');
-    out.push_str(&Value::from(key).to_string());
-    out.push(':');
-    out.push_str(&value.to_string());
-}
-
-/// `{"_typeName":…,"id":…` (without the closing brace).
-fn element_head(meta: &ModelMeta, id: &str) -> String {
-    format!(
-        "{{\"_typeName\":{},\"id\":{}",
-        Value::from(meta.name),
-        Value::from(id)
-    )
-}
-
-/// A node's element: its non-null, non-list fields, `createdAt` and `updatedAt` last.
-fn node_element(meta: &ModelMeta, values: &[Val]) -> String {
-    let mut out = element_head(meta, &id_of(meta, values));
-    for (i, field) in meta.fields.iter().enumerate() {
-        if i == meta.id
-            || i == meta.created_at
-            || i == meta.updated_at
-            || field.list
-            || field.kind == Kind::Relation
-            || values[i].is_null()
-        {
+/// A node's element from its row (every field's column, as `push_select` reads them): its
+/// non-null, non-list fields, `createdAt` and `updatedAt` last; and its id.
+fn node_element(meta: &ModelMeta, row: &Row) -> ApiResult<(String, String)> {
+    let id = row.string(meta.id)?.unwrap_or_default();
+    let mut out = String::with_capacity(256);
+    out.push_str("{\"_typeName\":");
+    push_str(&mut out, meta.name);
+    out.push_str(",\"id\":");
+    push_str(&mut out, &id);
+    let last = [meta.created_at, meta.updated_at];
+    let fields = (0..meta.fields.len())
+        .filter(|i| *i != meta.id && !last.contains(i))
+        .chain(last);
+    for i in fields {
+        let field = &meta.fields[i];
+        if field.list || field.kind == Kind::Relation {
             continue;
         }
-        push_entry(&mut out, field.name, &values[i].to_json());
-    }
-    for i in [meta.created_at, meta.updated_at] {
-        push_entry(&mut out, meta.fields[i].name, &values[i].to_json());
+        let before = out.len();
+        out.push(',');
+        push_str(&mut out, field.name);
+        out.push(':');
+        let written = match field.kind {
+            Kind::Id | Kind::String | Kind::Enum | Kind::Relation => match row.text(i)? {
+                Some(text) => {
+                    push_str(&mut out, text);
+                    true
+                }
+                None => false,
+            },
+            Kind::Int => row.int(i)?.map(|n| out.push_str(&n.to_string())).is_some(),
+            Kind::Float => row
+                .float(i)?
+                .map(|f| out.push_str(&Val::Float(f).to_json().to_string()))
+                .is_some(),
+            Kind::Boolean => row
+                .boolean(i)?
+                .map(|b| out.push_str(if b { "true" } else { "false" }))
+                .is_some(),
+            Kind::DateTime => row
+                .datetime(i)?
+                .map(|d| push_str(&mut out, &format_datetime(&d)))
+                .is_some(),
+            Kind::Json => get_opt::<Json, _>(row, i)?
+                .map(|j| out.push_str(&j.0.to_string()))
+                .is_some(),
+        };
+        if !written {
+            out.truncate(before);
+        }
     }
     out.push('}');
-    out
+    Ok((out, id))
 }
 
 async fn nodes(
     req: &Request,
     service: &ServiceMeta,
     cursor: Cursor,
-    mut page: Builder,
+    mut start: Start,
+    mut page: Builder<'_>,
 ) -> ApiResult<Page> {
     let models = service.models;
     let mut table = usize::try_from(cursor.table).unwrap_or(usize::MAX);
-    let mut row = offset(cursor.row);
-    let mut last: Option<String> = None;
+    let mut row = cursor.row.max(0);
     while let Some(meta) = models.get(table) {
-        let rows = node_rows(req, meta, row, last.as_deref()).await?;
+        let rows = read_nodes(req, meta, |sql| push_select(sql, meta, "t0"), &start).await?;
         let exhausted = (rows.len() as i64) < ROWS_PER_READ;
-        last = rows.last().map(|values| id_of(meta, values));
+        let mut last = None;
         for values in &rows {
-            let element = node_element(meta, values);
-            let len = element.chars().count();
+            let (element, id) = node_element(meta, values)?;
+            let len = chars(&element);
             if !page.fits(len) {
-                return Ok(page.full(position(table, row, 0, 0)));
+                return Ok(page.full(position(table, row, 0, 0), vec![id]));
             }
             page.push(element, len);
             row += 1;
+            last = Some(id);
         }
-        if exhausted {
-            table += 1;
-            row = 0;
-            last = None;
-        }
+        start = match last {
+            Some(id) if !exhausted => Start::After(vec![id]),
+            _ => {
+                table += 1;
+                row = 0;
+                Start::Offset(0)
+            }
+        };
     }
     Ok(page.done())
 }
@@ -238,11 +316,23 @@ fn list_fields(meta: &ModelMeta) -> Vec<usize> {
         .collect()
 }
 
+/// The items of a stored list, each as its JSON text.
+fn list_items(stored: Option<&str>, kind: Kind) -> Vec<String> {
+    let Some(Value::Array(items)) = stored.and_then(|text| serde_json::from_str(text).ok()) else {
+        return Vec::new();
+    };
+    items
+        .into_iter()
+        .map(|item| Val::from_stored_json(item, kind).to_json().to_string())
+        .collect()
+}
+
 async fn lists(
     req: &Request,
     service: &ServiceMeta,
     cursor: Cursor,
-    mut page: Builder,
+    mut start: Start,
+    mut page: Builder<'_>,
 ) -> ApiResult<Page> {
     let models: Vec<&ModelMeta> = service
         .models
@@ -251,41 +341,48 @@ async fn lists(
         .filter(|m| m.fields.iter().any(|f| f.list))
         .collect();
     let mut table = usize::try_from(cursor.table).unwrap_or(usize::MAX);
-    let mut row = offset(cursor.row);
+    let mut row = cursor.row.max(0);
     let mut field = usize::try_from(cursor.field.max(0)).unwrap_or(0);
     let mut array = usize::try_from(cursor.array.max(0)).unwrap_or(0);
-    let mut last: Option<String> = None;
     while let Some(meta) = models.get(table) {
         let fields = list_fields(meta);
-        let rows = node_rows(req, meta, row, last.as_deref()).await?;
+        // The id, then the list fields.
+        let select = |sql: &mut Sql| {
+            sql.push("SELECT ").select_col("t0", &meta.fields[meta.id]);
+            for &i in &fields {
+                sql.push(", ").select_col("t0", &meta.fields[i]);
+            }
+            sql.push(" FROM ").ident(meta.table).push(" t0");
+        };
+        let rows = read_nodes(req, meta, select, &start).await?;
         let exhausted = (rows.len() as i64) < ROWS_PER_READ;
-        last = rows.last().map(|values| id_of(meta, values));
+        let mut last = None;
         for values in &rows {
-            let id = id_of(meta, values);
+            let id = values.string(0)?.unwrap_or_default();
             while let Some(&index) = fields.get(field) {
-                let items: &[Val] = match &values[index] {
-                    Val::List(items) => items,
-                    _ => &[],
-                };
-                let head = element_head(meta, &id);
-                let name = Value::from(meta.fields[index].name).to_string();
-                // `{head},"<field>":[` + values + `]}`
-                let overhead = head.chars().count() + 1 + name.chars().count() + 2 + 2;
-                let texts: Vec<String> = items[array.min(items.len())..]
-                    .iter()
-                    .map(|v| v.to_json().to_string())
-                    .collect();
+                let items = list_items(values.text(1 + field)?, meta.fields[index].kind);
+                let texts = &items[array.min(items.len())..];
                 if texts.is_empty() {
                     field += 1;
                     array = 0;
                     continue;
                 }
+                let mut element = String::with_capacity(64);
+                element.push_str("{\"_typeName\":");
+                push_str(&mut element, meta.name);
+                element.push_str(",\"id\":");
+                push_str(&mut element, &id);
+                element.push(',');
+                push_str(&mut element, meta.fields[index].name);
+                element.push_str(":[");
+                // `{…,"<field>":[` + values + `]}`
+                let overhead = chars(&element) + 2;
                 // As many values as fit (one at least on an empty page).
                 let first = page.page.elements.is_empty();
                 let mut len = overhead;
                 let mut count = 0;
-                for text in &texts {
-                    let extra = text.chars().count() + usize::from(count > 0);
+                for text in texts {
+                    let extra = chars(text) + usize::from(count > 0);
                     if page.page.size + len + extra > page.limit && !(first && count == 0) {
                         break;
                     }
@@ -293,29 +390,29 @@ async fn lists(
                     count += 1;
                 }
                 if count == 0 {
-                    return Ok(page.full(position(table, row, field, array)));
+                    return Ok(page.full(position(table, row, field, array), vec![id]));
                 }
-                let mut element = head;
-                element.push(',');
-                element.push_str(&name);
-                element.push_str(":[");
                 element.push_str(&texts[..count].join(","));
                 element.push_str("]}");
                 page.push(element, len);
                 if count < texts.len() {
-                    return Ok(page.full(position(table, row, field, array + count)));
+                    return Ok(page.full(position(table, row, field, array + count), vec![id]));
                 }
                 field += 1;
                 array = 0;
             }
             field = 0;
             row += 1;
+            last = Some(id);
         }
-        if exhausted {
-            table += 1;
-            row = 0;
-            last = None;
-        }
+        start = match last {
+            Some(id) if !exhausted => Start::After(vec![id]),
+            _ => {
+                table += 1;
+                row = 0;
+                Start::Offset(0)
+            }
+        };
     }
     Ok(page.done())
 }
@@ -341,25 +438,29 @@ fn model_named(service: &ServiceMeta, name: &str) -> Option<&'static ModelMeta> 
     service.models.iter().copied().find(|m| m.name == name)
 }
 
-/// One side of a relation element: `{"_typeName":…,"id":…,"fieldName":…}`.
-fn side(model: &str, id: &str, field: Option<&str>) -> String {
-    format!(
-        "{{\"_typeName\":{},\"id\":{},\"fieldName\":{}}}",
-        Value::from(model),
-        Value::from(id),
-        field.map_or(Value::Null, Value::from)
-    )
+/// Appends one side of a relation element: `{"_typeName":…,"id":…,"fieldName":…}`.
+fn push_side(out: &mut String, model: &str, id: &str, field: Option<&str>) {
+    out.push_str("{\"_typeName\":");
+    push_str(out, model);
+    out.push_str(",\"id\":");
+    push_str(out, id);
+    out.push_str(",\"fieldName\":");
+    match field {
+        Some(name) => push_str(out, name),
+        None => out.push_str("null"),
+    }
+    out.push('}');
 }
 
 async fn relations(
     req: &Request,
     service: &ServiceMeta,
     cursor: Cursor,
-    mut page: Builder,
+    mut start: Start,
+    mut page: Builder<'_>,
 ) -> ApiResult<Page> {
     let mut table = usize::try_from(cursor.table).unwrap_or(usize::MAX);
-    let mut row = offset(cursor.row);
-    let mut last: Option<(String, String)> = None;
+    let mut row = cursor.row.max(0);
     while let Some(relation) = service.relations.get(table) {
         let a = model_named(service, relation.a);
         let b = model_named(service, relation.b);
@@ -379,41 +480,57 @@ async fn relations(
             // Stored in both directions: each edge once.
             sql.push(" AND \"A\" <= \"B\"");
         }
-        if let Some((a, b)) = &last {
+        if let Start::At(key) | Start::After(key) = &start
+            && let [a, b] = key.as_slice()
+        {
             // A row value, which both databases compare through the (A, B) index.
-            sql.push(" AND (\"A\", \"B\") > (")
+            let op = if matches!(start, Start::At(_)) {
+                " >= "
+            } else {
+                " > "
+            };
+            sql.push(" AND (\"A\", \"B\")")
+                .push(op)
+                .push("(")
                 .bind(a.as_str().into())
                 .push(", ")
                 .bind(b.as_str().into())
                 .push(")");
         }
         sql.push(&format!(" ORDER BY \"A\", \"B\" LIMIT {ROWS_PER_READ}"));
-        if last.is_none() {
-            sql.push(&format!(" OFFSET {row}"));
+        if let Start::Offset(skip) = start {
+            sql.push(&format!(" OFFSET {skip}"));
         }
-        let rows = req.reads().all(sql).await?;
+        req.counter().add(1);
+        let rows = req.db().bulk_rows(sql).await?;
         let exhausted = (rows.len() as i64) < ROWS_PER_READ;
+        let mut last = None;
         for edge in &rows {
-            let a_id: String = crate::model::get(edge, 0)?;
-            let b_id: String = crate::model::get(edge, 1)?;
-            let element = format!(
-                "[{},{}]",
-                side(relation.b, &b_id, b_field.map(|f| f.name)),
-                side(relation.a, &a_id, a_field.map(|f| f.name))
-            );
-            let len = element.chars().count();
+            let a_id = edge.text(0)?.unwrap_or_default();
+            let b_id = edge.text(1)?.unwrap_or_default();
+            let mut element = String::with_capacity(128);
+            element.push('[');
+            push_side(&mut element, relation.b, b_id, b_field.map(|f| f.name));
+            element.push(',');
+            push_side(&mut element, relation.a, a_id, a_field.map(|f| f.name));
+            element.push(']');
+            let len = chars(&element);
             if !page.fits(len) {
-                return Ok(page.full(position(table, row, 0, 0)));
+                let key = vec![a_id.to_owned(), b_id.to_owned()];
+                return Ok(page.full(position(table, row, 0, 0), key));
             }
             page.push(element, len);
             row += 1;
             last = Some((a_id, b_id));
         }
-        if exhausted {
-            table += 1;
-            row = 0;
-            last = None;
-        }
+        start = match last {
+            Some((a, b)) if !exhausted => Start::After(vec![a.to_owned(), b.to_owned()]),
+            _ => {
+                table += 1;
+                row = 0;
+                Start::Offset(0)
+            }
+        };
     }
     Ok(page.done())
 }

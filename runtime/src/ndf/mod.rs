@@ -23,7 +23,7 @@ pub const DEFAULT_PAGE_LIMIT: usize = 10_000_000;
 /// Where an export continues: `table` indexes the models (nodes), the models with list fields
 /// (lists) or the relations; `row` is the row offset in that table (ordered by id); `field` the
 /// list field (lists); `array` the offset inside that list. All `-1`: done.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct Cursor {
     #[serde(default)]
     pub table: i64,
@@ -50,7 +50,7 @@ impl Cursor {
 }
 
 /// The three kinds of NDF documents.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FileType {
     Nodes,
     Lists,

@@ -178,6 +178,27 @@ impl Db {
         }
     }
 
+    /// Every row of the `SELECT` `sql`, a bulk read (an NDF export's): on SQLite on a blocking
+    /// thread over a read-only connection of its own (`sqlite/readers.rs`, without the calling
+    /// thread's budget), on PostgreSQL over the pipelined connections, through sqlx otherwise.
+    pub async fn bulk_rows(&self, sql: Sql) -> Result<Vec<super::Row>, DbErr> {
+        if let Some(readers) = &self.readers {
+            let readers = readers.clone();
+            let (text, values) = (sql.text().to_owned(), sql.values().to_vec());
+            let read =
+                tokio::task::spawn_blocking(move || readers.query_unbounded(&text, &values)).await;
+            if let Ok(Ok(rows)) = read {
+                return Ok(rows.into_iter().map(super::Row::Lite).collect());
+            }
+        }
+        if let Some(pipeline) = &self.pipeline
+            && let Some(rows) = pipeline.rows(sql.text(), sql.values()).await
+        {
+            return Ok(rows.into_iter().map(super::Row::Pipe).collect());
+        }
+        self.read.all(sql).await
+    }
+
     /// A new SQL builder for this database's dialect.
     pub fn sql(&self) -> Sql {
         Sql::new(self.backend)

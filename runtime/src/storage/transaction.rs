@@ -54,3 +54,34 @@ impl Tx {
         }
     }
 }
+
+impl Tx {
+    /// Runs `work` with this transaction. On SQLite's writer connection, whose statements run
+    /// synchronously when called (`sqlite/writer.rs`), `work` runs on a blocking thread, polled
+    /// once to its end: a long bulk write (an NDF import) does not hold up the requests of the
+    /// async thread it came from. Any other transaction runs it on the calling task. `work` must
+    /// run its statements on this transaction only.
+    pub async fn drive<T, F, Fut>(self, work: F) -> Result<T, DbErr>
+    where
+        T: Send + 'static,
+        F: FnOnce(Tx) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = Result<T, DbErr>>,
+    {
+        if !matches!(self, Tx::Lite(_)) {
+            return work(self).await;
+        }
+        let blocking = tokio::task::spawn_blocking(move || {
+            let future = std::pin::pin!(work(self));
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            match future.poll(&mut cx) {
+                std::task::Poll::Ready(result) => result,
+                std::task::Poll::Pending => Err(DbErr::Custom(
+                    "a statement of the SQLite writer connection waited".into(),
+                )),
+            }
+        });
+        blocking
+            .await
+            .map_err(|e| DbErr::Custom(format!("the blocking write stopped: {e}")))?
+    }
+}

@@ -133,6 +133,9 @@ struct Reader {
 struct Clock {
     base: Instant,
     calls: AtomicU32,
+    /// The calls the running statement may take ([`MAX_STEPS`], or no bound on a blocking
+    /// thread).
+    limit: AtomicU32,
     deadline: AtomicU64,
     interrupted: AtomicBool,
 }
@@ -142,19 +145,25 @@ impl Clock {
         u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 
-    /// Starts a statement's budget.
-    fn start(&self) {
+    /// Starts a statement's budget: [`MAX_STEPS`] and [`MAX_WAIT`], or none.
+    fn start(&self, bounded: bool) {
         let budget = u64::try_from(MAX_WAIT.as_nanos()).unwrap_or(u64::MAX);
         self.interrupted.store(false, Ordering::Relaxed);
         self.calls.store(0, Ordering::Relaxed);
-        self.deadline
-            .store(self.now().saturating_add(budget), Ordering::Relaxed);
+        let (limit, deadline) = if bounded {
+            (MAX_STEPS, self.now().saturating_add(budget))
+        } else {
+            (u32::MAX, u64::MAX)
+        };
+        self.limit.store(limit, Ordering::Relaxed);
+        self.deadline.store(deadline, Ordering::Relaxed);
     }
 
     /// The progress handler: whether to interrupt the statement.
     fn expired(&self) -> bool {
         let calls = self.calls.fetch_add(1, Ordering::Relaxed);
-        let expired = calls >= MAX_STEPS || self.now() > self.deadline.load(Ordering::Relaxed);
+        let expired = calls >= self.limit.load(Ordering::Relaxed)
+            || self.now() > self.deadline.load(Ordering::Relaxed);
         if expired {
             self.interrupted.store(true, Ordering::Relaxed);
         }
@@ -198,6 +207,7 @@ impl Readers {
         let clock = Arc::new(Clock {
             base: Instant::now(),
             calls: AtomicU32::new(0),
+            limit: AtomicU32::new(MAX_STEPS),
             deadline: AtomicU64::new(0),
             interrupted: AtomicBool::new(false),
         });
@@ -206,14 +216,29 @@ impl Readers {
         Ok(Reader { conn, clock })
     }
 
-    /// Runs the `SELECT` `sql` with `values` bound to its `?`s and reads every row.
+    /// Runs the `SELECT` `sql` with `values` bound to its `?`s and reads every row, within
+    /// the calling thread's budget.
     pub fn query(&self, sql: &str, values: &[Value]) -> Result<Vec<LiteRow>, Refused> {
+        self.query_within(sql, values, true)
+    }
+
+    /// [`Readers::query`] without a budget, for a blocking thread (bulk reads: NDF exports).
+    pub fn query_unbounded(&self, sql: &str, values: &[Value]) -> Result<Vec<LiteRow>, Refused> {
+        self.query_within(sql, values, false)
+    }
+
+    fn query_within(
+        &self,
+        sql: &str,
+        values: &[Value],
+        bounded: bool,
+    ) -> Result<Vec<LiteRow>, Refused> {
         let taken = self.idle.lock().map(|mut idle| idle.pop()).unwrap_or(None);
         let reader = match taken {
             Some(reader) => reader,
             None => self.open().map_err(|e| Refused::Failed(e.to_string()))?,
         };
-        reader.clock.start();
+        reader.clock.start(bounded);
         let result = run(&reader.conn, sql, values);
         let result = match result {
             Err(_) if reader.clock.interrupted.load(Ordering::Relaxed) => Err(Refused::TooLong),

@@ -156,6 +156,8 @@ db_cases! {
             ("nodes", json!({ "_typeName": "User", "id": "u-5", "email": "a@x.io" }), "`User.name` is required"),
             ("nodes", json!({ "_typeName": "User", "id": b.ann.clone(), "email": "a@x.io", "name": "A" }), "exists already"),
             ("nodes", json!({ "_typeName": "User", "id": "u-6", "email": "ANN@example.com", "name": "A" }), "`User.email` is unique"),
+            // An id names one node of the service, whatever its model.
+            ("nodes", json!({ "_typeName": "Post", "id": b.ann.clone(), "slug": "s-9", "title": "t" }), "exists already (a User)"),
             ("nodes", json!({ "_typeName": "Post", "id": "p-1", "slug": "s", "title": "t", "metadata": "{not json" }), "`Post.metadata` expects a JSON object or array"),
             ("nodes", json!({ "_typeName": "User", "id": "u-7", "email": "b@x.io", "name": "A", "nicknames": ["x"] }), "is a list"),
             ("nodes", json!({ "_typeName": "User", "id": "fine-1", "email": "other@x.io", "name": "Twice" }), "given twice"),
@@ -205,6 +207,15 @@ db_cases! {
         }
         let friends = srv.data(&with_ids(r#"{ ann: User(id: "{ann}") { friends { id } } bob: User(id: "{bob}") { friends { id } } }"#, &b)).await;
         assert_eq!(friends, json!({ "ann": { "friends": [{ "id": b.bob.clone() }] }, "bob": { "friends": [{ "id": b.ann.clone() }] } }));
+        // Lists are appended to what the node holds, request after request.
+        let nicknames = || async { srv.data(&with_ids(r#"{ User(id: "{bob}") { nicknames } }"#, &b)).await["User"]["nicknames"].clone() };
+        let mut expected: Vec<Value> = nicknames().await.as_array().cloned().unwrap_or_default();
+        for chunk in [json!(["a"]), json!(["b", "c\"quoted\""]), json!([])] {
+            let element = json!({ "_typeName": "User", "id": b.bob.clone(), "nicknames": chunk });
+            assert_eq!(import(&srv, "lists", json!([element])).await, json!([]));
+            expected.extend(chunk.as_array().cloned().unwrap_or_default());
+            assert_eq!(nicknames().await, Value::Array(expected.clone()));
+        }
         let before = srv.data(EVERYTHING).await;
         let big: Vec<Value> = (0..12)
             .map(|i| json!({ "_typeName": "Post", "id": format!("big-{i}"), "slug": format!("big-{i}"), "title": "t", "body": "x".repeat(1_000_000) }))

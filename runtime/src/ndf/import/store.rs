@@ -1,0 +1,472 @@
+//! The statements of an import, inside its transaction, in each database's fastest form.
+//!
+//! SQLite runs on the writer connection, where a prepared statement costs a microsecond or two
+//! (`sqlite/writer.rs` caches them): each look-up and each write is a statement of one row,
+//! which SQLite answers from its indexes without planning anything. PostgreSQL gets one
+//! statement per batch instead, every batch bound as one JSON parameter: a look-up probes the
+//! index once per value (`json_array_elements_text … WITH ORDINALITY`, the values' positions
+//! coming back), a write reads its rows with `json_populate_recordset`/`json_to_recordset`,
+//! which the planner joins to the table through its primary key.
+
+use std::collections::{HashMap, HashSet};
+
+use sea_orm::DbErr;
+
+use crate::model::{Cells as _, FieldMeta, Kind, ModelMeta, RelFieldMeta, Val, format_datetime};
+use crate::storage::{Backend, Counted, Sql, Tx, sql_err, to_db, unique_violation};
+
+/// The transaction, counted in the request's statements.
+pub(super) type Writes<'a> = Counted<'a, Tx>;
+
+/// Values per PostgreSQL statement.
+const BATCH: usize = 10_000;
+
+/// `::<type>` turning a text into a value of `field`'s column on PostgreSQL.
+fn pg_cast(field: &FieldMeta) -> &'static str {
+    match field.kind {
+        Kind::String => "::citext",
+        Kind::Int => "::integer",
+        Kind::Float => "::double precision",
+        Kind::Boolean => "::boolean",
+        Kind::DateTime => "::timestamptz",
+        Kind::Id | Kind::Enum | Kind::Json | Kind::Relation => "",
+    }
+}
+
+/// A value as the text PostgreSQL casts back ([`pg_cast`]).
+fn text_of(val: &Val) -> String {
+    match val {
+        Val::Null => String::new(),
+        Val::String(s) | Val::Enum(s) => s.clone(),
+        Val::Int(i) => i.to_string(),
+        Val::Float(f) => f.to_string(),
+        Val::Bool(b) => b.to_string(),
+        Val::DateTime(d) => format_datetime(d),
+        Val::Json(_) | Val::List(_) => val.to_json().to_string(),
+    }
+}
+
+/// A JSON array of texts.
+fn json_texts<'a>(texts: impl IntoIterator<Item = &'a str>) -> String {
+    let texts: Vec<&str> = texts.into_iter().collect();
+    serde_json::to_string(&texts).unwrap_or_else(|_| "[]".to_owned())
+}
+
+/// Whether `meta`'s table has no rows.
+pub(super) async fn is_empty(tx: &Writes<'_>, meta: &ModelMeta) -> Result<bool, DbErr> {
+    let mut sql = Sql::new(tx.backend());
+    sql.push("SELECT 1 FROM ")
+        .ident(meta.table)
+        .push(" LIMIT 1");
+    Ok(tx.one(sql).await?.is_none())
+}
+
+/// The positions in `values` of those that column `field` of `meta` holds.
+pub(super) async fn present(
+    tx: &Writes<'_>,
+    meta: &ModelMeta,
+    field: usize,
+    values: &[&Val],
+) -> Result<Vec<usize>, DbErr> {
+    let f = &meta.fields[field];
+    let mut found = Vec::new();
+    match tx.backend() {
+        Backend::Sqlite => {
+            for (i, value) in values.iter().enumerate() {
+                let mut sql = Sql::new(Backend::Sqlite);
+                sql.push("SELECT 1 FROM ")
+                    .ident(meta.table)
+                    .push(" WHERE ")
+                    .ident(f.name)
+                    .push(" = ")
+                    .bind(to_db(value, f, Backend::Sqlite))
+                    .push(" LIMIT 1");
+                if tx.one(sql).await?.is_some() {
+                    found.push(i);
+                }
+            }
+        }
+        Backend::Postgres => {
+            for (chunk, values) in values.chunks(BATCH).enumerate() {
+                let texts: Vec<String> = values.iter().map(|v| text_of(v)).collect();
+                let mut sql = Sql::new(Backend::Postgres);
+                sql.push("SELECT v.n FROM json_array_elements_text(")
+                    .bind(json_texts(texts.iter().map(String::as_str)).into())
+                    .push("::json) WITH ORDINALITY AS v(x, n) WHERE EXISTS (SELECT 1 FROM ")
+                    .ident(meta.table)
+                    .push(" t WHERE t.")
+                    .ident(f.name)
+                    .push(" = v.x")
+                    .push(pg_cast(f))
+                    .push(")");
+                for row in tx.all(sql).await? {
+                    if let Some(n) = row.int64(0)? {
+                        found.push(chunk * BATCH + usize::try_from(n - 1).unwrap_or_default());
+                    }
+                }
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The partners that `nodes` have in join column `column` of `table` (`other` holds them):
+/// `(node, partner)`.
+pub(super) async fn partners(
+    tx: &Writes<'_>,
+    table: &str,
+    column: &str,
+    other: &str,
+    nodes: &[&str],
+) -> Result<Vec<(String, String)>, DbErr> {
+    let mut out = Vec::new();
+    match tx.backend() {
+        Backend::Sqlite => {
+            for node in nodes {
+                let mut sql = Sql::new(Backend::Sqlite);
+                sql.push("SELECT ")
+                    .ident(other)
+                    .push(" FROM ")
+                    .ident(table)
+                    .push(" WHERE ")
+                    .ident(column)
+                    .push(" = ")
+                    .bind((*node).into());
+                for row in tx.all(sql).await? {
+                    if let Some(partner) = row.string(0)? {
+                        out.push(((*node).to_owned(), partner));
+                    }
+                }
+            }
+        }
+        Backend::Postgres => {
+            for chunk in nodes.chunks(BATCH) {
+                let mut sql = Sql::new(Backend::Postgres);
+                sql.push("SELECT ")
+                    .ident(column)
+                    .push(", ")
+                    .ident(other)
+                    .push(" FROM ")
+                    .ident(table)
+                    .push(" WHERE ")
+                    .ident(column)
+                    .id_any(chunk.iter().copied());
+                for row in tx.all(sql).await? {
+                    if let (Some(node), Some(partner)) = (row.string(0)?, row.string(1)?) {
+                        out.push((node, partner));
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Appends `val` to `out` as JSON, in the form `json_populate_recordset` reads into the column
+/// it belongs to (Json and lists as the text of their JSON).
+fn push_json(out: &mut String, val: &Val) {
+    let string = |out: &mut String, s: &str| {
+        out.push_str(&serde_json::to_string(s).unwrap_or_else(|_| "null".to_owned()));
+    };
+    match val {
+        Val::Null => out.push_str("null"),
+        Val::String(s) | Val::Enum(s) => string(out, s),
+        Val::Int(i) => out.push_str(&i.to_string()),
+        Val::Float(f) if f.is_finite() => out.push_str(&f.to_string()),
+        Val::Float(_) => out.push_str("null"),
+        Val::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Val::DateTime(d) => string(out, &format_datetime(d)),
+        Val::Json(j) => string(out, &j.to_string()),
+        Val::List(_) => string(out, &val.to_json().to_string()),
+    }
+}
+
+/// Inserts `rows` (each a value per field of `meta`) into `meta`'s table, skipping those that
+/// break a unique constraint (the id's or a unique field's): their positions.
+pub(super) async fn insert_nodes(
+    tx: &Writes<'_>,
+    meta: &ModelMeta,
+    rows: &[&[Val]],
+) -> Result<Vec<usize>, DbErr> {
+    let mut columns = Sql::new(tx.backend());
+    columns.join(meta.fields, ", ", |s, f| {
+        s.ident(f.name);
+    });
+    let columns = columns.text().to_owned();
+    let mut skipped = Vec::new();
+    match tx.backend() {
+        Backend::Sqlite => {
+            let mut head = Sql::new(Backend::Sqlite);
+            head.push("INSERT INTO ")
+                .ident(meta.table)
+                .push(" (")
+                .push(&columns)
+                .push(") VALUES (");
+            let head = head.text().to_owned();
+            for (i, row) in rows.iter().enumerate() {
+                let mut sql = Sql::new(Backend::Sqlite);
+                sql.push(&head);
+                sql.join(meta.fields.iter().zip(row.iter()), ", ", |s, (f, v)| {
+                    s.bind(to_db(v, f, Backend::Sqlite));
+                });
+                sql.push(")");
+                match tx.execute(sql).await {
+                    Ok(_) => {}
+                    // A failed statement leaves SQLite's transaction as it was.
+                    Err(e) if unique_violation(&e, meta.table).is_some() => skipped.push(i),
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Backend::Postgres => {
+            let id = meta.fields[meta.id].name;
+            for (chunk, batch) in rows.chunks(BATCH).enumerate() {
+                let mut json = String::with_capacity(batch.len() * 256);
+                json.push('[');
+                for (i, row) in batch.iter().enumerate() {
+                    if i > 0 {
+                        json.push(',');
+                    }
+                    json.push('{');
+                    for (j, (f, v)) in meta.fields.iter().zip(row.iter()).enumerate() {
+                        if j > 0 {
+                            json.push(',');
+                        }
+                        json.push_str(&serde_json::to_string(f.name).unwrap_or_default());
+                        json.push(':');
+                        push_json(&mut json, v);
+                    }
+                    json.push('}');
+                }
+                json.push(']');
+                let mut sql = Sql::new(Backend::Postgres);
+                sql.push("INSERT INTO ")
+                    .ident(meta.table)
+                    .push(" (")
+                    .push(&columns)
+                    .push(") SELECT ")
+                    .push(&columns)
+                    .push(" FROM json_populate_recordset(NULL::")
+                    .ident(meta.table)
+                    .push(", ")
+                    .bind(json.into())
+                    .push("::json) ON CONFLICT DO NOTHING RETURNING ")
+                    .ident(id);
+                let inserted: HashSet<String> = tx
+                    .all(sql)
+                    .await?
+                    .iter()
+                    .filter_map(|row| row.string(0).ok().flatten())
+                    .collect();
+                if inserted.len() < batch.len() {
+                    for (i, row) in batch.iter().enumerate() {
+                        let Val::String(node) = &row[meta.id] else {
+                            continue;
+                        };
+                        if !inserted.contains(node) {
+                            skipped.push(chunk * BATCH + i);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(skipped)
+}
+
+/// What appending to lists found: the positions of the nodes that do not exist, and of the
+/// lists that became too long.
+#[derive(Default)]
+pub(super) struct Appended {
+    pub(super) missing: Vec<usize>,
+    pub(super) too_long: Vec<usize>,
+}
+
+/// Appends to list field `field` of each node of `lists` the items given as the text of a
+/// JSON array (not empty), in one statement per node (SQLite) or batch (PostgreSQL), without
+/// reading the lists first: `[…]` + `[…]` is joined as text.
+pub(super) async fn append_lists(
+    tx: &Writes<'_>,
+    meta: &ModelMeta,
+    field: usize,
+    lists: &[(&str, String)],
+    max_chars: usize,
+) -> Result<Appended, DbErr> {
+    let id = meta.fields[meta.id].name;
+    let list = meta.fields[field].name;
+    let mut out = Appended::default();
+    // `CASE WHEN f IS NULL OR f = '[]' THEN new ELSE f without its `]` || ',' || new without
+    // its `[` END`.
+    let push_joined = |sql: &mut Sql, new: &dyn Fn(&mut Sql)| {
+        sql.push("CASE WHEN ")
+            .ident(list)
+            .push(" IS NULL OR ")
+            .ident(list)
+            .push(" = '[]' THEN ");
+        new(sql);
+        sql.push(" ELSE substr(")
+            .ident(list)
+            .push(", 1, length(")
+            .ident(list)
+            .push(") - 1) || ',' || substr(");
+        new(sql);
+        sql.push(", 2) END");
+    };
+    match tx.backend() {
+        Backend::Sqlite => {
+            for (i, (node, items)) in lists.iter().enumerate() {
+                let mut sql = Sql::new(Backend::Sqlite);
+                sql.push("UPDATE ")
+                    .ident(meta.table)
+                    .push(" SET ")
+                    .ident(list)
+                    .push(" = ");
+                push_joined(&mut sql, &|s: &mut Sql| {
+                    s.bind(items.as_str().into());
+                });
+                sql.push(" WHERE ")
+                    .ident(id)
+                    .push(" = ")
+                    .bind((*node).into())
+                    .push(" RETURNING length(")
+                    .ident(list)
+                    .push(")");
+                match tx.one(sql).await? {
+                    None => out.missing.push(i),
+                    Some(row) => {
+                        let chars = row.int64(0)?.unwrap_or_default();
+                        if usize::try_from(chars).unwrap_or(usize::MAX) > max_chars {
+                            out.too_long.push(i);
+                        }
+                    }
+                }
+            }
+        }
+        Backend::Postgres => {
+            for (chunk, batch) in lists.chunks(BATCH).enumerate() {
+                let rows: Vec<serde_json::Value> = batch
+                    .iter()
+                    .map(|(node, items)| serde_json::json!({ "i": node, "v": items }))
+                    .collect();
+                let mut sql = Sql::new(Backend::Postgres);
+                sql.push("UPDATE ")
+                    .ident(meta.table)
+                    .push(" SET ")
+                    .ident(list)
+                    .push(" = ");
+                push_joined(&mut sql, &|s: &mut Sql| {
+                    s.push("v.v");
+                });
+                sql.push(" FROM json_to_recordset(")
+                    .bind(serde_json::Value::Array(rows).to_string().into())
+                    .push("::json) AS v(i text, v text) WHERE ")
+                    .ident(meta.table)
+                    .push(".")
+                    .ident(id)
+                    .push(" = v.i RETURNING v.i, length(")
+                    .ident(meta.table)
+                    .push(".")
+                    .ident(list)
+                    .push(")::int8");
+                let mut lengths: HashMap<String, i64> = HashMap::with_capacity(batch.len());
+                for row in tx.all(sql).await? {
+                    if let Some(node) = row.string(0)? {
+                        lengths.insert(node, row.int64(1)?.unwrap_or_default());
+                    }
+                }
+                for (i, (node, _)) in batch.iter().enumerate() {
+                    match lengths.get(*node) {
+                        None => out.missing.push(chunk * BATCH + i),
+                        Some(&chars)
+                            if usize::try_from(chars).unwrap_or(usize::MAX) > max_chars =>
+                        {
+                            out.too_long.push(chunk * BATCH + i);
+                        }
+                        Some(_) => {}
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Inserts the edges `pairs` (this node, the other, the new edge's id) through `field`; the
+/// positions of those not inserted: an edge that exists already, one that would give a to-one
+/// side a second partner, or one whose nodes do not both exist (the caller tells them apart).
+pub(super) async fn insert_edges(
+    tx: &Writes<'_>,
+    field: &RelFieldMeta,
+    pairs: &[(&str, &str, String)],
+) -> Result<Vec<usize>, DbErr> {
+    let mut skipped = Vec::new();
+    match tx.backend() {
+        Backend::Sqlite => {
+            for (i, (this, other, id)) in pairs.iter().enumerate() {
+                let mut sql = Sql::new(Backend::Sqlite);
+                crate::engine::edges::push_edge_insert(&mut sql, field);
+                sql.push(" VALUES (")
+                    .bind(id.as_str().into())
+                    .push(", ")
+                    .bind((*this).into())
+                    .push(", ")
+                    .bind((*other).into())
+                    .push(") ON CONFLICT DO NOTHING");
+                match tx.execute(sql).await {
+                    Ok(0) => skipped.push(i),
+                    Ok(_) => {}
+                    // A node that does not exist; the statement alone failed.
+                    Err(e)
+                        if matches!(
+                            sql_err(&e),
+                            Some(sea_orm::SqlErr::ForeignKeyConstraintViolation(_))
+                        ) =>
+                    {
+                        skipped.push(i);
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Backend::Postgres => {
+            let own_model = field.target.relations[field.back].target;
+            for (chunk, batch) in pairs.chunks(BATCH).enumerate() {
+                let rows: Vec<serde_json::Value> = batch
+                    .iter()
+                    .map(|(this, other, id)| serde_json::json!({ "i": id, "a": this, "b": other }))
+                    .collect();
+                let mut sql = Sql::new(Backend::Postgres);
+                crate::engine::edges::push_edge_insert(&mut sql, field);
+                // Only edges whose nodes exist (a missing one would end the transaction).
+                sql.push(" SELECT v.i, v.a, v.b FROM json_to_recordset(")
+                    .bind(serde_json::Value::Array(rows).to_string().into())
+                    .push("::json) AS v(i text, a text, b text) WHERE EXISTS (SELECT 1 FROM ")
+                    .ident(own_model.table)
+                    .push(" n WHERE n.")
+                    .ident(own_model.fields[own_model.id].name)
+                    .push(" = v.a) AND EXISTS (SELECT 1 FROM ")
+                    .ident(field.target.table)
+                    .push(" n WHERE n.")
+                    .ident(field.target.fields[field.target.id].name)
+                    .push(" = v.b) ON CONFLICT DO NOTHING RETURNING ")
+                    .ident(field.own)
+                    .push(", ")
+                    .ident(field.other);
+                let inserted: HashSet<(String, String)> = tx
+                    .all(sql)
+                    .await?
+                    .iter()
+                    .filter_map(|row| Some((row.string(0).ok()??, row.string(1).ok()??)))
+                    .collect();
+                if inserted.len() < batch.len() {
+                    for (i, (this, other, _)) in batch.iter().enumerate() {
+                        if !inserted.contains(&((*this).to_owned(), (*other).to_owned())) {
+                            skipped.push(chunk * BATCH + i);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(skipped)
+}
