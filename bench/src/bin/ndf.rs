@@ -8,8 +8,14 @@
 //! `relations` documents). `--csv DIR` instead writes the same posts as `posts.csv` (the columns
 //! of `Post` that the import fills) for the raw bulk peers (`sqlite3 .import`, `COPY`).
 //!
+//! `--dir DIR` with `archive` writes the documents as `DIR/data.zip` in the layout `svc import`
+//! reads (`nodes/000001.json`, …), and `platform-token --base URL` prints a platform token (what
+//! `svc` uses as a cluster's secret), for the runs through the CLI.
+//!
 //!   ndf run --base URL --service ID --pid PID [--users U] [--posts P]
 //!   ndf csv --dir DIR [--posts P]
+//!   ndf archive --dir DIR [--users U] [--posts P]
+//!   ndf platform-token --base URL
 
 use std::time::Instant;
 
@@ -298,16 +304,60 @@ fn csv(args: &Args) -> Result<(), String> {
     )
 }
 
+/// `DIR/data.zip`: the documents in the archive layout of `svc export` (deflated, level 1).
+fn archive(args: &Args) -> Result<(), String> {
+    use std::io::Write;
+    let path = format!("{}/data.zip", args.dir);
+    let file = std::fs::File::create(&path).map_err(|e| format!("{path}: {e}"))?;
+    let mut zip = zip::ZipWriter::new(std::io::BufWriter::new(file));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .compression_level(Some(1));
+    let mut numbers = std::collections::HashMap::new();
+    for (kind, body, _) in documents(args.users, args.posts) {
+        let n = numbers.entry(kind).or_insert(0);
+        *n += 1;
+        zip.start_file(format!("{kind}/{n:06}.json"), options)
+            .map_err(|e| format!("{path}: {e}"))?;
+        zip.write_all(body.as_bytes())
+            .map_err(|e| format!("{path}: {e}"))?;
+    }
+    zip.finish().map_err(|e| format!("{path}: {e}"))?;
+    Ok(())
+}
+
+/// A platform token from `authenticateCustomer` with the master token.
+async fn platform_token(args: &Args) -> Result<Value, String> {
+    let client = reqwest::Client::new();
+    let master = std::env::var("SVC_BENCH_MASTER_TOKEN").map_err(|_| "SVC_BENCH_MASTER_TOKEN")?;
+    let res: Value = client
+        .post(format!("{}/system", args.base))
+        .json(&json!({ "query": "mutation ($t: String!) { authenticateCustomer(input: { auth0IdToken: $t }) { token } }", "variables": { "t": master } }))
+        .send()
+        .await
+        .map_err(|e| format!("authenticateCustomer: {e}"))?
+        .json()
+        .await
+        .map_err(|e| format!("authenticateCustomer: {e}"))?;
+    res["data"]["authenticateCustomer"]["token"]
+        .as_str()
+        .map(|t| Value::String(t.to_owned()))
+        .ok_or_else(|| format!("authenticateCustomer gave no token: {res}"))
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let result = match args() {
         Ok(args) if args.command == "csv" => csv(&args).map(|()| Value::Null),
+        Ok(args) if args.command == "archive" => archive(&args).map(|()| Value::Null),
+        Ok(args) if args.command == "platform-token" => platform_token(&args).await,
         Ok(args) if args.command == "run" => run(&args).await,
         Ok(args) => Err(format!("unknown command {}", args.command)),
         Err(e) => Err(e),
     };
     match result {
         Ok(Value::Null) => {}
+        Ok(Value::String(text)) => println!("{text}"),
         Ok(report) => println!("{report}"),
         Err(e) => {
             eprintln!("ndf: {e}");
