@@ -607,7 +607,9 @@ db_cases! {
   {"_typeName":"User","id":"johndoe","email":"john@doe.com","name":"John","createdAt":"2017-11-29T14:35:13.000Z"},
   {"_typeName":"User","id":"sarahdoe","email":"sarah@doe.com","name":"Sarah","role":"EDITOR","age":31,"verified":true,"createdAt":"2017-11-29 14:35:13","updatedAt":"2017-12-01T08:00:00.000Z"},
   {"_typeName":"Post","id":"post1","slug":"hello","title":"Hello","rating":4.5,"published":true,"status":"PUBLISHED","publishedAt":"2017-11-30T10:00:00.000Z","metadata":"{\"a\":2}"},
-  {"_typeName":"Child","id":"kid1","name":"Kid","settings":{"theme":"light"}}
+  {"_typeName":"Child","id":"kid1","name":"Kid","settings":{"theme":"light"}},
+  {"_typeName":"Profile","id":"prof1","bio":"Fisher"},
+  {"_typeName":"Profile","id":"prof2","bio":"Nobody's"}
 ]}"#;
         let lists = r#"{"valueType":"lists","values":[
   {"_typeName":"User","id":"johndoe","nicknames":["Fishing","Cooking"]},
@@ -617,7 +619,8 @@ db_cases! {
         let relations = r#"{"valueType":"relations","values":[
   [{"_typeName":"Post","id":"post1","fieldName":"author"},{"_typeName":"User","id":"johndoe","fieldName":"posts"}],
   [{"_typeName":"User","id":"sarahdoe","fieldName":"friends"},{"_typeName":"User","id":"johndoe","fieldName":null}],
-  [{"_typeName":"User","id":"sarahdoe","fieldName":"followers"},{"_typeName":"User","id":"johndoe","fieldName":"following"}]
+  [{"_typeName":"User","id":"sarahdoe","fieldName":"followers"},{"_typeName":"User","id":"johndoe","fieldName":"following"}],
+  [{"_typeName":"User","id":"johndoe","fieldName":"profile"},{"_typeName":"Profile","id":"prof1","fieldName":"user"}]
 ]}"#;
         let archive = srv.dir().join("handmade.zip");
         zip_of(&archive, &[
@@ -635,7 +638,14 @@ db_cases! {
             run.stderr
         );
         assert!(!run.stderr.contains("Skipping"), "{}", run.stderr);
-        assert!(run.stdout.contains("nodes 4 elements, lists 3 elements, relations 3 elements"), "{}", run.stdout);
+        assert!(run.stdout.contains("nodes 6 elements, lists 3 elements, relations 4 elements"), "{}", run.stdout);
+        // `Profile.user` is required: the profile the archive leaves without a user is named.
+        assert!(
+            run.stderr.contains("warning: 1 Profile node has no `user`, which `Profile` requires"),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(run.stderr.matches("warning:").count(), 1, "{}", run.stderr);
         let data = srv.data(r#"{
   allUsers(orderBy: id_ASC) { id name role age verified nicknames createdAt updatedAt
     posts { id } friends { id } followers { id } following { id } }

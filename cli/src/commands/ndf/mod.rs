@@ -56,9 +56,28 @@ impl Endpoint {
         })
     }
 
-    /// POSTs `body` (JSON) to `<base>/<path>`; the answer's `Request-Id` header and its body.
+    /// A query of the Simple API (`<base>` itself); its `data`.
+    pub(super) fn query(&self, query: &str) -> Result<serde_json::Value> {
+        let body = serde_json::json!({ "query": query })
+            .to_string()
+            .into_bytes();
+        let answer = self.post("", body)?;
+        let body: serde_json::Value = serde_json::from_slice(&answer.body)
+            .with_context(|| format!("the Simple API answered: {}", answer.excerpt()))?;
+        match body.get("data") {
+            Some(data) if body.get("errors").is_none() => Ok(data.clone()),
+            _ => anyhow::bail!("the Simple API answered: {}", answer.excerpt()),
+        }
+    }
+
+    /// POSTs `body` (JSON) to `<base>/<path>` (`<base>` itself when `path` is empty); the
+    /// answer's `Request-Id` header and its body.
     pub(super) fn post(&self, path: &str, body: Vec<u8>) -> Result<Answer> {
-        let url = format!("{}/{path}", self.base);
+        let url = if path.is_empty() {
+            self.base.clone()
+        } else {
+            format!("{}/{path}", self.base)
+        };
         self.runtime.block_on(async {
             let res = self
                 .client
