@@ -136,14 +136,34 @@ pub fn export(args: &ExportArgs) -> Result<()> {
     Ok(())
 }
 
+/// A page on its way into the archive: the server's answer and where its elements are in it.
+struct Downloaded {
+    name: String,
+    file_type: &'static str,
+    body: Vec<u8>,
+    elements: std::ops::Range<usize>,
+    count: u64,
+    started: Instant,
+}
+
+/// Pages downloaded ahead of a type's writer.
+const AHEAD: usize = 2;
+
 /// Writes the archive at `part`; what each type came to, and the time it took.
+///
+/// The three types are exported side by side (the server works on a page of one type while a
+/// page of another is in flight), each into a zip of its own (`part` plus `.nodes`, …) by a
+/// thread of its own, which compresses and writes each page as it arrives, at most [`AHEAD`]
+/// pages behind, so memory stays bounded. The three are then copied, compressed as they are,
+/// into the archive: nodes, lists, relations, each type's files by number.
 fn write_archive(endpoint: &Endpoint, part: &Path) -> Result<(Vec<Tally>, std::time::Duration)> {
     let started = Instant::now();
-    let file = File::create(part).with_context(|| format!("cannot create `{}`", part.display()))?;
-    let mut zip = ZipWriter::new(BufWriter::new(file));
     let now = chrono::Utc::now();
-    let mut options =
-        SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    // The fastest deflate level: JSON compresses well at any, and compressing is most of what
+    // the client does.
+    let mut options = SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .compression_level(Some(1));
     {
         use chrono::{Datelike as _, Timelike as _};
         if let Ok(time) = zip::DateTime::from_date_and_time(
@@ -157,72 +177,162 @@ fn write_archive(endpoint: &Endpoint, part: &Path) -> Result<(Vec<Tally>, std::t
             options = options.last_modified_time(time);
         }
     }
-    let progress = Progress::new(None);
-    let mut tallies = Vec::new();
-    for file_type in FILE_TYPES {
-        let mut tally = Tally::default();
-        let mut cursor = Cursor::START;
-        loop {
-            let name = format!("{file_type}/{:06}.json", tally.files + 1);
-            progress.start_file(&name);
-            let page_started = Instant::now();
-            let request = json!({ "fileType": file_type, "cursor": cursor });
-            let answer = endpoint.post("export", request.to_string().into_bytes())?;
-            let page: Option<Page> = serde_json::from_slice(&answer.body).ok();
-            let elements = page
-                .as_ref()
-                .and_then(|p| p.out.as_ref())
-                .and_then(|o| o.json_elements)
-                .filter(|raw| raw.get().trim_start().starts_with('['));
-            let (Some(elements), Some(next)) = (elements, page.as_ref().and_then(|p| p.cursor))
-            else {
-                let body: Option<Value> = serde_json::from_slice(&answer.body).ok();
-                let request_id = answer.request_id(body.as_ref());
-                progress.println(&format!(
-                    "warning: The download of {file_type} failed. You may get fragmented data. Request ID: {request_id}"
-                ));
-                let reason = body
-                    .as_ref()
-                    .and_then(|b| b.get("error"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| format!("HTTP {}: {}", answer.status, answer.excerpt()));
-                progress.println(&format!("  the server said: {reason}"));
-                tally.failed = true;
-                break;
-            };
-            let count: Vec<&RawValue> = serde_json::from_str(elements.get())
-                .context("the server sent `jsonElements` that is not a list")?;
-            zip.start_file(name.as_str(), options)
-                .with_context(|| format!("cannot write `{name}` into `{}`", part.display()))?;
-            let head = format!("{{\"valueType\":\"{file_type}\",\"values\":");
-            let mut written = 0u64;
-            for piece in [head.as_bytes(), elements.get().as_bytes(), b"}"] {
-                zip.write_all(piece)
-                    .with_context(|| format!("cannot write `{}`", part.display()))?;
-                written += piece.len() as u64;
-            }
-            tally.files += 1;
-            tally.elements += count.len() as u64;
-            tally.bytes += written;
-            progress.file_done(&name, count.len() as u64, written, page_started.elapsed());
-            if next.is_done() {
-                break;
-            }
-            if next == cursor {
-                bail!(
-                    "the server answered the {file_type} page at {cursor:?} with the same cursor: the export would not end"
-                );
-            }
-            cursor = next;
+    let pieces: Vec<PathBuf> = FILE_TYPES
+        .iter()
+        .map(|ty| PathBuf::from(format!("{}.{ty}", part.display())))
+        .collect();
+    let result = download(endpoint, &pieces, options).and_then(|tallies| {
+        let file =
+            File::create(part).with_context(|| format!("cannot create `{}`", part.display()))?;
+        let mut zip = ZipWriter::new(BufWriter::new(file));
+        for piece in &pieces {
+            let archive = File::open(piece)
+                .map_err(anyhow::Error::from)
+                .and_then(|f| Ok(zip::ZipArchive::new(std::io::BufReader::new(f))?))
+                .with_context(|| format!("cannot read `{}`", piece.display()))?;
+            zip.merge_archive(archive)
+                .with_context(|| format!("cannot write `{}`", part.display()))?;
         }
-        tallies.push(tally);
+        let mut out = zip
+            .finish()
+            .with_context(|| format!("cannot finish `{}`", part.display()))?;
+        out.flush()
+            .with_context(|| format!("cannot write `{}`", part.display()))?;
+        Ok(tallies)
+    });
+    for piece in &pieces {
+        let _ = std::fs::remove_file(piece);
     }
+    Ok((result?, started.elapsed()))
+}
+
+/// Downloads every type into its zip of `pieces`; what each came to.
+fn download(
+    endpoint: &Endpoint,
+    pieces: &[PathBuf],
+    options: SimpleFileOptions,
+) -> Result<Vec<Tally>> {
+    let progress = Progress::new(None);
+    let result = std::thread::scope(|scope| {
+        let progress = &progress;
+        let mut senders = Vec::new();
+        let mut writers = Vec::new();
+        for piece in pieces {
+            let (pages, mut arrivals) = tokio::sync::mpsc::channel::<Downloaded>(AHEAD);
+            senders.push(pages);
+            writers.push(scope.spawn(move || -> Result<()> {
+                let file = File::create(piece)
+                    .with_context(|| format!("cannot create `{}`", piece.display()))?;
+                let mut zip = ZipWriter::new(BufWriter::new(file));
+                while let Some(page) = arrivals.blocking_recv() {
+                    let name = &page.name;
+                    zip.start_file(name.as_str(), options).with_context(|| {
+                        format!("cannot write `{name}` into `{}`", piece.display())
+                    })?;
+                    let head = format!("{{\"valueType\":\"{}\",\"values\":", page.file_type);
+                    for bytes in [head.as_bytes(), &page.body[page.elements.clone()], b"}"] {
+                        zip.write_all(bytes)
+                            .with_context(|| format!("cannot write `{}`", piece.display()))?;
+                    }
+                    let bytes = (head.len() + page.elements.len() + 1) as u64;
+                    progress.file_done(name, page.count, bytes, page.started.elapsed());
+                }
+                let mut out = zip
+                    .finish()
+                    .with_context(|| format!("cannot finish `{}`", piece.display()))?;
+                out.flush()
+                    .with_context(|| format!("cannot write `{}`", piece.display()))?;
+                Ok(())
+            }));
+        }
+        let tallies = endpoint.block_on(async {
+            let [nodes, lists, relations] =
+                [0, 1, 2].map(|i| export_type(endpoint, FILE_TYPES[i], &senders[i], progress));
+            let (nodes, lists, relations) = tokio::join!(nodes, lists, relations);
+            Ok::<_, anyhow::Error>(vec![nodes?, lists?, relations?])
+        });
+        drop(senders);
+        for writer in writers {
+            writer
+                .join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("an archive's writer failed")))?;
+        }
+        tallies
+    });
     progress.finish();
-    let mut out = zip
-        .finish()
-        .with_context(|| format!("cannot finish `{}`", part.display()))?;
-    out.flush()
-        .with_context(|| format!("cannot write `{}`", part.display()))?;
-    Ok((tallies, started.elapsed()))
+    result
+}
+
+/// Downloads every page of `file_type` into `pages`; what they came to.
+async fn export_type(
+    endpoint: &Endpoint,
+    file_type: &'static str,
+    pages: &tokio::sync::mpsc::Sender<Downloaded>,
+    progress: &Progress,
+) -> Result<Tally> {
+    let mut tally = Tally::default();
+    let mut cursor = Cursor::START;
+    loop {
+        let name = format!("{file_type}/{:06}.json", tally.files + 1);
+        progress.start_file(&name);
+        let started = Instant::now();
+        let request = json!({ "fileType": file_type, "cursor": cursor });
+        let answer = endpoint
+            .send("export", request.to_string().into_bytes())
+            .await?;
+        let page: Option<Page> = serde_json::from_slice(&answer.body).ok();
+        let elements = page
+            .as_ref()
+            .and_then(|p| p.out.as_ref())
+            .and_then(|o| o.json_elements)
+            .filter(|raw| raw.get().trim_start().starts_with('['));
+        let (Some(elements), Some(next)) = (elements, page.as_ref().and_then(|p| p.cursor)) else {
+            let body: Option<Value> = serde_json::from_slice(&answer.body).ok();
+            let request_id = answer.request_id(body.as_ref());
+            progress.println(&format!(
+                "warning: The download of {file_type} failed. You may get fragmented data. Request ID: {request_id}"
+            ));
+            let reason = body
+                .as_ref()
+                .and_then(|b| b.get("error"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_else(|| format!("HTTP {}: {}", answer.status, answer.excerpt()));
+            progress.println(&format!("  the server said: {reason}"));
+            tally.failed = true;
+            break;
+        };
+        let count = serde_json::from_str::<Vec<&RawValue>>(elements.get())
+            .context("the server sent `jsonElements` that is not a list")?
+            .len() as u64;
+        // Where the elements' text is in the body (a slice of it).
+        let from = elements.get().as_ptr() as usize - answer.body.as_ptr() as usize;
+        let range = from..from + elements.get().len();
+        let bytes = (range.len() + file_type.len() + 26) as u64;
+        drop(page);
+        pages
+            .send(Downloaded {
+                name,
+                file_type,
+                body: answer.body,
+                elements: range,
+                count,
+                started,
+            })
+            .await
+            .map_err(|_| anyhow::anyhow!("the archive's writer stopped"))?;
+        tally.files += 1;
+        tally.elements += count;
+        tally.bytes += bytes;
+        if next.is_done() {
+            break;
+        }
+        if next == cursor {
+            bail!(
+                "the server answered the {file_type} page at {cursor:?} with the same cursor: the export would not end"
+            );
+        }
+        cursor = next;
+    }
+    Ok(tally)
 }

@@ -73,36 +73,44 @@ impl Endpoint {
     /// POSTs `body` (JSON) to `<base>/<path>` (`<base>` itself when `path` is empty); the
     /// answer's `Request-Id` header and its body.
     pub(super) fn post(&self, path: &str, body: Vec<u8>) -> Result<Answer> {
+        self.runtime.block_on(self.send(path, body))
+    }
+
+    /// Runs `future` (requests made with [`Endpoint::send`]) to its end.
+    pub(super) fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
+        self.runtime.block_on(future)
+    }
+
+    /// [`Endpoint::post`], for requests sent side by side inside [`Endpoint::block_on`].
+    pub(super) async fn send(&self, path: &str, body: Vec<u8>) -> Result<Answer> {
         let url = if path.is_empty() {
             self.base.clone()
         } else {
             format!("{}/{path}", self.base)
         };
-        self.runtime.block_on(async {
-            let res = self
-                .client
-                .post(&url)
-                .bearer_auth(&self.token)
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .body(body)
-                .send()
-                .await
-                .with_context(|| format!("cannot reach `{url}`"))?;
-            let status = res.status();
-            let request_id = res
-                .headers()
-                .get("Request-Id")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
-            let body = res
-                .bytes()
-                .await
-                .with_context(|| format!("cannot read the answer of `{url}`"))?;
-            Ok(Answer {
-                status,
-                request_id,
-                body: body.to_vec(),
-            })
+        let res = self
+            .client
+            .post(&url)
+            .bearer_auth(&self.token)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .send()
+            .await
+            .with_context(|| format!("cannot reach `{url}`"))?;
+        let status = res.status();
+        let request_id = res
+            .headers()
+            .get("Request-Id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = res
+            .bytes()
+            .await
+            .with_context(|| format!("cannot read the answer of `{url}`"))?;
+        Ok(Answer {
+            status,
+            request_id,
+            body: body.to_vec(),
         })
     }
 }
