@@ -309,7 +309,6 @@ async fn export_type(
         let from = elements.get().as_ptr() as usize - answer.body.as_ptr() as usize;
         let range = from..from + elements.get().len();
         let bytes = (range.len() + file_type.len() + 26) as u64;
-        drop(page);
         pages
             .send(Downloaded {
                 name,

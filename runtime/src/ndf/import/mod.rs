@@ -288,6 +288,9 @@ async fn relations(
     check_edges(service, tx, skipped, failures).await
 }
 
+/// The nodes of one relation side that the edges give a partner: node → (partner, element).
+type Partnered<'a> = HashMap<&'a str, (&'a str, usize)>;
+
 /// The failures of `edges`: nodes that do not exist, and to-one sides that have another
 /// partner in the database.
 async fn check_edges(
@@ -332,7 +335,7 @@ async fn check_edges(
         }
     }
     // The partners the to-one sides have in the database: one look-up per relation side.
-    let mut sides: BTreeMap<(usize, &'static str), HashMap<&str, (&str, usize)>> = BTreeMap::new();
+    let mut sides: BTreeMap<(usize, &'static str), Partnered<'_>> = BTreeMap::new();
     for edge in &edges {
         for (to_one, column, node, other) in edge.to_one_sides() {
             if to_one {
