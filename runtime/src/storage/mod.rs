@@ -10,6 +10,7 @@
 //! but the model.
 
 pub mod bookkeeping;
+pub mod bulk;
 mod db;
 mod errors;
 pub mod layout;

@@ -3,7 +3,7 @@
 //!
 //! The document is read on a blocking thread ([`elements`]): each element against the model,
 //! and what the document alone decides (an id or a unique value given twice, a to-one node given
-//! two partners). Then, inside the write transaction ([`store`]), what the database decides:
+//! two partners). Then, inside the write transaction (`storage/bulk.rs`), what the database decides:
 //! ids and unique values taken already, the nodes that lists and edges name, and the partners
 //! to-one sides have. The answer lists every failing element with its `index`; when there is
 //! one, the transaction is rolled back and nothing is written. Checking inside the transaction
@@ -13,7 +13,6 @@
 //! holds, an edge that exists already is skipped.
 
 mod elements;
-mod store;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -22,9 +21,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use self::elements::{Document, Edge, Failures, ListAppend, NodeRow, Parsed};
-use self::store::Writes;
 use crate::engine::{MAX_TEXT_CHARS, State};
 use crate::model::{ApiError, RelFieldMeta, ServiceMeta, Val, cuid};
+use crate::storage::bulk::{self as store, Writes};
 use crate::storage::{Counted, Counter, Tx, WriteUnit};
 
 /// One element that cannot be imported.

@@ -1,4 +1,5 @@
-//! The statements of an import, inside its transaction, in each database's fastest form.
+//! Bulk writes and the look-ups that go with them (an NDF import's), inside a write
+//! transaction, in each database's fastest form.
 //!
 //! SQLite runs on the writer connection, where a prepared statement costs a microsecond or two
 //! (`sqlite/writer.rs` caches them): each look-up and each write is a statement of one row,
@@ -12,11 +13,22 @@ use std::collections::{HashMap, HashSet};
 
 use sea_orm::DbErr;
 
+use super::{Backend, Counted, Sql, Tx, sql_err, to_db, unique_violation};
 use crate::model::{Cells as _, FieldMeta, Kind, ModelMeta, RelFieldMeta, Val, format_datetime};
-use crate::storage::{Backend, Counted, Sql, Tx, sql_err, to_db, unique_violation};
 
-/// The transaction, counted in the request's statements.
-pub(super) type Writes<'a> = Counted<'a, Tx>;
+/// A write transaction, counted in the request's statements.
+pub type Writes<'a> = Counted<'a, Tx>;
+
+/// `INSERT INTO "<join>" ("id", <own>, <other>)`.
+fn push_edge_insert(sql: &mut Sql, field: &RelFieldMeta) {
+    sql.push("INSERT INTO ")
+        .ident(field.table)
+        .push(" (\"id\", ")
+        .ident(field.own)
+        .push(", ")
+        .ident(field.other)
+        .push(")");
+}
 
 /// Values per PostgreSQL statement.
 const BATCH: usize = 10_000;
@@ -53,7 +65,7 @@ fn json_texts<'a>(texts: impl IntoIterator<Item = &'a str>) -> String {
 }
 
 /// Whether `meta`'s table has no rows.
-pub(super) async fn is_empty(tx: &Writes<'_>, meta: &ModelMeta) -> Result<bool, DbErr> {
+pub async fn is_empty(tx: &Writes<'_>, meta: &ModelMeta) -> Result<bool, DbErr> {
     let mut sql = Sql::new(tx.backend());
     sql.push("SELECT 1 FROM ")
         .ident(meta.table)
@@ -62,7 +74,7 @@ pub(super) async fn is_empty(tx: &Writes<'_>, meta: &ModelMeta) -> Result<bool, 
 }
 
 /// The positions in `values` of those that column `field` of `meta` holds.
-pub(super) async fn present(
+pub async fn present(
     tx: &Writes<'_>,
     meta: &ModelMeta,
     field: usize,
@@ -112,7 +124,7 @@ pub(super) async fn present(
 
 /// The partners that `nodes` have in join column `column` of `table` (`other` holds them):
 /// `(node, partner)`.
-pub(super) async fn partners(
+pub async fn partners(
     tx: &Writes<'_>,
     table: &str,
     column: &str,
@@ -183,7 +195,7 @@ fn push_json(out: &mut String, val: &Val) {
 
 /// Inserts `rows` (each a value per field of `meta`) into `meta`'s table, skipping those that
 /// break a unique constraint (the id's or a unique field's): their positions.
-pub(super) async fn insert_nodes(
+pub async fn insert_nodes(
     tx: &Writes<'_>,
     meta: &ModelMeta,
     rows: &[&[Val]],
@@ -277,15 +289,15 @@ pub(super) async fn insert_nodes(
 /// What appending to lists found: the positions of the nodes that do not exist, and of the
 /// lists that became too long.
 #[derive(Default)]
-pub(super) struct Appended {
-    pub(super) missing: Vec<usize>,
-    pub(super) too_long: Vec<usize>,
+pub struct Appended {
+    pub missing: Vec<usize>,
+    pub too_long: Vec<usize>,
 }
 
 /// Appends to list field `field` of each node of `lists` the items given as the text of a
 /// JSON array (not empty), in one statement per node (SQLite) or batch (PostgreSQL), without
 /// reading the lists first: `[…]` + `[…]` is joined as text.
-pub(super) async fn append_lists(
+pub async fn append_lists(
     tx: &Writes<'_>,
     meta: &ModelMeta,
     field: usize,
@@ -394,7 +406,7 @@ pub(super) async fn append_lists(
 /// Inserts the edges `pairs` (this node, the other, the new edge's id) through `field`; the
 /// positions of those not inserted: an edge that exists already, one that would give a to-one
 /// side a second partner, or one whose nodes do not both exist (the caller tells them apart).
-pub(super) async fn insert_edges(
+pub async fn insert_edges(
     tx: &Writes<'_>,
     field: &RelFieldMeta,
     pairs: &[(&str, &str, String)],
@@ -404,7 +416,7 @@ pub(super) async fn insert_edges(
         Backend::Sqlite => {
             for (i, (this, other, id)) in pairs.iter().enumerate() {
                 let mut sql = Sql::new(Backend::Sqlite);
-                crate::engine::edges::push_edge_insert(&mut sql, field);
+                push_edge_insert(&mut sql, field);
                 sql.push(" VALUES (")
                     .bind(id.as_str().into())
                     .push(", ")
@@ -436,7 +448,7 @@ pub(super) async fn insert_edges(
                     .map(|(this, other, id)| serde_json::json!({ "i": id, "a": this, "b": other }))
                     .collect();
                 let mut sql = Sql::new(Backend::Postgres);
-                crate::engine::edges::push_edge_insert(&mut sql, field);
+                push_edge_insert(&mut sql, field);
                 // Only edges whose nodes exist (a missing one would end the transaction).
                 sql.push(" SELECT v.i, v.a, v.b FROM json_to_recordset(")
                     .bind(serde_json::Value::Array(rows).to_string().into())
