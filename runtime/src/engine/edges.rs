@@ -13,6 +13,7 @@ use crate::model::{
     ApiError, ApiResult, ModelMeta, RelFieldMeta, Val, cuid, get, is_valid_id, node_values,
 };
 use crate::query::select::push_returning;
+pub use crate::storage::layout::push_edge_insert;
 use crate::storage::{Row, Sql};
 
 /// Rows per multi-row `INSERT` (three parameters each, far below every placeholder limit).
@@ -183,17 +184,6 @@ async fn link(
         }
     }
     Ok(())
-}
-
-/// Appends `INSERT INTO "<join>" ("id", <own>, <other>)`.
-pub fn push_edge_insert(sql: &mut Sql, field: &RelFieldMeta) {
-    sql.push("INSERT INTO ")
-        .ident(field.table)
-        .push(" (\"id\", ")
-        .ident(field.own)
-        .push(", ")
-        .ident(field.other)
-        .push(")");
 }
 
 /// Whether connecting `this` through `meta.relations[field]` only adds edges (no previous edge

@@ -297,14 +297,7 @@ async fn nodes(
             row += 1;
             last = Some(id);
         }
-        start = match last {
-            Some(id) if !exhausted => Start::After(vec![id]),
-            _ => {
-                table += 1;
-                row = 0;
-                Start::Offset(0)
-            }
-        };
+        start = next_start(last.map(|id| vec![id]), exhausted, &mut table, &mut row);
     }
     Ok(page.done())
 }
@@ -405,16 +398,27 @@ async fn lists(
             row += 1;
             last = Some(id);
         }
-        start = match last {
-            Some(id) if !exhausted => Start::After(vec![id]),
-            _ => {
-                table += 1;
-                row = 0;
-                Start::Offset(0)
-            }
-        };
+        start = next_start(last.map(|id| vec![id]), exhausted, &mut table, &mut row);
     }
     Ok(page.done())
+}
+
+/// Where the next read starts after one that ended at the key `last`: after it, or at the
+/// start of the next table when the read was the table's last (`exhausted`).
+fn next_start(
+    last: Option<Vec<String>>,
+    exhausted: bool,
+    table: &mut usize,
+    row: &mut i64,
+) -> Start {
+    match last {
+        Some(key) if !exhausted => Start::After(key),
+        _ => {
+            *table += 1;
+            *row = 0;
+            Start::Offset(0)
+        }
+    }
 }
 
 fn position(table: usize, row: i64, field: usize, array: usize) -> Cursor {
@@ -523,14 +527,8 @@ async fn relations(
             row += 1;
             last = Some((a_id, b_id));
         }
-        start = match last {
-            Some((a, b)) if !exhausted => Start::After(vec![a.to_owned(), b.to_owned()]),
-            _ => {
-                table += 1;
-                row = 0;
-                Start::Offset(0)
-            }
-        };
+        let last = last.map(|(a, b): (&str, &str)| vec![a.to_owned(), b.to_owned()]);
+        start = next_start(last, exhausted, &mut table, &mut row);
     }
     Ok(page.done())
 }

@@ -13,22 +13,12 @@ use std::collections::{HashMap, HashSet};
 
 use sea_orm::DbErr;
 
+use super::layout::push_edge_insert;
 use super::{Backend, Counted, Sql, Tx, sql_err, to_db, unique_violation};
 use crate::model::{Cells as _, FieldMeta, Kind, ModelMeta, RelFieldMeta, Val, format_datetime};
 
 /// A write transaction, counted in the request's statements.
 pub type Writes<'a> = Counted<'a, Tx>;
-
-/// `INSERT INTO "<join>" ("id", <own>, <other>)`.
-fn push_edge_insert(sql: &mut Sql, field: &RelFieldMeta) {
-    sql.push("INSERT INTO ")
-        .ident(field.table)
-        .push(" (\"id\", ")
-        .ident(field.own)
-        .push(", ")
-        .ident(field.other)
-        .push(")");
-}
 
 /// Values per PostgreSQL statement.
 const BATCH: usize = 10_000;

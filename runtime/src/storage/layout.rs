@@ -1,13 +1,25 @@
 //! The storage layout's names that more than one layer needs: identifiers as SQL spells them,
-//! and the columns PostgreSQL keeps each node's to-one partner in (made and kept by
+//! the start of an edge's insert, and the columns PostgreSQL keeps each node's to-one partner in (made and kept by
 //! `migrate/partners.rs`, read by relation pages and written by creates).
 
+use super::Sql;
 use super::db::Backend;
 use crate::model::RelFieldMeta;
 
 /// `name` as a double-quoted SQL identifier.
 pub fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// Appends `INSERT INTO "<join>" ("id", <own>, <other>)`: the start of every edge's insert.
+pub fn push_edge_insert(sql: &mut Sql, field: &RelFieldMeta) {
+    sql.push("INSERT INTO ")
+        .ident(field.table)
+        .push(" (\"id\", ")
+        .ident(field.own)
+        .push(", ")
+        .ident(field.other)
+        .push(")");
 }
 
 /// The column on the related table holding the partner of a to-many field's page, reading from

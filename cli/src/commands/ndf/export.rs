@@ -146,6 +146,18 @@ struct Downloaded {
     started: Instant,
 }
 
+impl Downloaded {
+    /// The document's text before its elements: `{"valueType":"<type>","values":`.
+    fn head(&self) -> String {
+        format!("{{\"valueType\":\"{}\",\"values\":", self.file_type)
+    }
+
+    /// The document's length: the head, the elements and the closing brace.
+    fn bytes(&self) -> u64 {
+        (self.head().len() + self.elements.len() + 1) as u64
+    }
+}
+
 /// Pages downloaded ahead of a type's writer.
 const AHEAD: usize = 2;
 
@@ -229,13 +241,12 @@ fn download(
                     zip.start_file(name.as_str(), options).with_context(|| {
                         format!("cannot write `{name}` into `{}`", piece.display())
                     })?;
-                    let head = format!("{{\"valueType\":\"{}\",\"values\":", page.file_type);
+                    let head = page.head();
                     for bytes in [head.as_bytes(), &page.body[page.elements.clone()], b"}"] {
                         zip.write_all(bytes)
                             .with_context(|| format!("cannot write `{}`", piece.display()))?;
                     }
-                    let bytes = (head.len() + page.elements.len() + 1) as u64;
-                    progress.file_done(name, page.count, bytes, page.started.elapsed());
+                    progress.file_done(name, page.count, page.bytes(), page.started.elapsed());
                 }
                 let mut out = zip
                     .finish()
@@ -308,16 +319,17 @@ async fn export_type(
         // Where the elements' text is in the body (a slice of it).
         let from = elements.get().as_ptr() as usize - answer.body.as_ptr() as usize;
         let range = from..from + elements.get().len();
-        let bytes = (range.len() + file_type.len() + 26) as u64;
+        let page = Downloaded {
+            name,
+            file_type,
+            body: answer.body,
+            elements: range,
+            count,
+            started,
+        };
+        let bytes = page.bytes();
         pages
-            .send(Downloaded {
-                name,
-                file_type,
-                body: answer.body,
-                elements: range,
-                count,
-                started,
-            })
+            .send(page)
             .await
             .map_err(|_| anyhow::anyhow!("the archive's writer stopped"))?;
         tally.files += 1;

@@ -75,32 +75,25 @@ async fn apply(
         conn: &tx,
         counter: &counter,
     };
-    let written = match &document {
+    match &document {
         Document::Nodes(rows) => nodes(service, &writes, rows, &mut failures).await?,
         Document::Lists(appends) => lists(&writes, appends, &mut failures).await?,
         Document::Relations(edges) => relations(service, &writes, edges, &mut failures).await?,
-    };
+    }
     if !failures.is_empty() {
         // Dropping the transaction rolls it back.
         return Ok(failures.into_sorted());
     }
-    if let Err(failure) = written {
-        return Ok(vec![failure]);
-    }
     tx.commit().await?;
     Ok(Vec::new())
 }
-
-/// What a write that the checks allowed and the database still refused becomes: a failure of
-/// the element it started at (the database's own word).
-type Written = Result<(), Failure>;
 
 async fn nodes(
     service: &'static ServiceMeta,
     tx: &Writes<'_>,
     rows: &[NodeRow],
     failures: &mut Failures,
-) -> Result<Written, sea_orm::DbErr> {
+) -> Result<(), sea_orm::DbErr> {
     // No node of another model has one of the ids (an id names one node of the service; the
     // model's own ids are its table's key, which the inserts below check).
     for meta in service.models {
@@ -176,22 +169,21 @@ async fn nodes(
                 );
             }
         }
-        if let Some(i) = (0..refused.len()).find(|i| !told.contains(i)) {
-            let index = refused[i].index;
-            return Ok(Err(Failure {
-                index,
-                message: format!("the node of element {index} could not be written"),
-            }));
+        // Refused for a reason neither look-up found: the database's own word.
+        for (i, row) in refused.iter().enumerate() {
+            if !told.contains(&i) {
+                failures.add(row.index, "the node could not be written");
+            }
         }
     }
-    Ok(Ok(()))
+    Ok(())
 }
 
 async fn lists(
     tx: &Writes<'_>,
     appends: &[ListAppend],
     failures: &mut Failures,
-) -> Result<Written, sea_orm::DbErr> {
+) -> Result<(), sea_orm::DbErr> {
     // Per model and list field, every node's new items as the text of a JSON array.
     let mut groups: BTreeMap<(&'static str, usize), Vec<&ListAppend>> = BTreeMap::new();
     for append in appends {
@@ -248,7 +240,7 @@ async fn lists(
             failures.add(full[i].index, ApiError::ValueTooLong(f.name).message());
         }
     }
-    Ok(Ok(()))
+    Ok(())
 }
 
 async fn relations(
@@ -256,7 +248,7 @@ async fn relations(
     tx: &Writes<'_>,
     edges: &[Edge],
     failures: &mut Failures,
-) -> Result<Written, sea_orm::DbErr> {
+) -> Result<(), sea_orm::DbErr> {
     if !failures.is_empty() {
         // The document has failures already: its edges are only checked, not inserted.
         return check_edges(service, tx, edges.iter().collect(), failures).await;
@@ -297,7 +289,7 @@ async fn check_edges(
     tx: &Writes<'_>,
     edges: Vec<&Edge>,
     failures: &mut Failures,
-) -> Result<Written, sea_orm::DbErr> {
+) -> Result<(), sea_orm::DbErr> {
     // Both nodes of every edge exist.
     let mut wanted: BTreeMap<&'static str, BTreeSet<&str>> = BTreeMap::new();
     let mut models = BTreeMap::new();
@@ -364,5 +356,5 @@ async fn check_edges(
             }
         }
     }
-    Ok(Ok(()))
+    Ok(())
 }

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{Server, TestDatabase, blog, with_ids};
+use crate::support::{SECRET, Server, TestDatabase, blog, with_ids};
 
 /// The page limit of the exporting test server, in characters: small, so pages are many.
 const LIMIT: usize = 400;
@@ -109,20 +109,31 @@ db_cases! {
     /// inside a table and inside a long list; the long list is split into chunks that fit.
     async fn cursors_resume_exactly(db) {
         let Some(database) = TestDatabase::create(db).await else { return };
-        let srv = Server::start_with_export_limit(database, LIMIT).await;
+        let mut srv = Server::start_with_export_limit(database, LIMIT).await;
         let b = blog(&srv).await;
         let scores: Vec<i32> = (0..300).collect();
         srv.data(&with_ids(&format!(r#"mutation {{ updatePost(id: "{{beta}}", scores: {scores:?}) {{ id }} }}"#), &b)).await;
-        for file_type in ["nodes", "lists"] {
-            let all = pages(&srv, file_type).await;
+        let mut all = Vec::new();
+        for file_type in ["nodes", "lists", "relations"] {
+            all.push((file_type, pages(&srv, file_type).await));
+        }
+        // First from the server that handed the cursors out (it resumes at the rows' keys), then
+        // from a restarted one that knows none of them (it reads them as row offsets).
+        for round in ["same server", "restarted server"] {
+            if round == "restarted server" {
+                srv.restart(Some(SECRET)).await;
+            }
             let url = srv.url("/simple/v1/example/export");
-            for pair in all.windows(2) {
-                let again = srv
-                    .post_url_as(&url, Some(srv.root_token()), &json!({ "fileType": file_type, "cursor": pair[0]["cursor"] }))
-                    .await;
-                assert_eq!(again, pair[1], "{file_type}");
+            for (file_type, pages) in &all {
+                for pair in pages.windows(2) {
+                    let again = srv
+                        .post_url_as(&url, Some(srv.root_token()), &json!({ "fileType": file_type, "cursor": pair[0]["cursor"] }))
+                        .await;
+                    assert_eq!(again, pair[1], "{file_type}, {round}");
+                }
             }
         }
+        assert!(all[..2].iter().all(|(_, pages)| pages.len() > 1), "nodes and lists take several pages");
         let lists = pages(&srv, "lists").await;
         let chunks: Vec<&Value> = lists
             .iter()
@@ -164,6 +175,7 @@ db_cases! {
             ("lists", json!({ "_typeName": "User", "id": "ghost", "nicknames": ["x"] }), "there is no User with the id `ghost`"),
             ("lists", json!({ "_typeName": "User", "id": b.ann.clone(), "name": ["x"] }), "`User` has no list field `name`"),
             ("lists", json!({ "_typeName": "User", "id": b.ann.clone(), "nicknames": [1] }), "`User.nicknames` expects a string"),
+            ("lists", json!({ "_typeName": "User", "id": b.ann.clone(), "nicknames": ["x".repeat(262_144)] }), "Value for field nicknames is too long"),
             ("relations", json!([{ "_typeName": "User", "id": b.ann.clone() }, { "_typeName": "Post", "id": b.posts.delta.clone() }]), "needs its `fieldName`"),
             ("relations", json!([{ "_typeName": "User", "id": "ghost", "fieldName": "posts" }, { "_typeName": "Post", "id": b.posts.delta.clone(), "fieldName": "author" }]), "there is no User with the id `ghost`"),
             ("relations", json!([{ "_typeName": "Post", "id": b.posts.alpha.clone(), "fieldName": "author" }, { "_typeName": "User", "id": b.cid.clone(), "fieldName": "posts" }]), "can have one partner"),
