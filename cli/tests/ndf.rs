@@ -554,7 +554,8 @@ db_cases! {
             ("lists/000001.json", lists.clone()),
             ("relations/000001.json", relations.clone()),
         ]);
-        let run = srv.svc(&["import", "-d", "people.zip"]);
+        // One file at a time, so that file 2 (not file 1) is the one that conflicts.
+        let run = srv.svc(&["import", "-d", "people.zip", "--jobs", "1"]);
         run.plain();
         assert_eq!(run.code, Some(1), "{}", run.stderr);
         assert!(run.stderr.contains("The import of nodes/000002.json failed (1 failure):"), "{}", run.stderr);
@@ -567,6 +568,7 @@ db_cases! {
         let state: Value = serde_json::from_str(&std::fs::read_to_string(srv.state_file()).expect("a state")).expect("JSON");
         assert_eq!((state["nodes"].clone(), state["lists"].clone(), state["relations"].clone()), (json!(1), json!(0), json!(0)));
         assert_eq!(state["archive"], json!("people.zip"));
+        assert_eq!(state.get("ahead"), None, "nothing imported past file 2: {state}");
         let users = srv.data("{ allUsers(orderBy: id_ASC) { id } }");
         assert_eq!(users, json!({"allUsers": [{"id": "ann"}, {"id": "bob"}]}), "file 1 only");
 
@@ -594,6 +596,58 @@ db_cases! {
             {"id": "dan", "email": "dan@example.com", "nicknames": null, "friends": []},
             {"id": "eve", "email": "eve@example.com", "nicknames": null, "friends": []},
         ]}));
+    }
+
+    /// Two node files are in flight at once (`--jobs` defaults to 2): the first fails against
+    /// the database, the second goes in beside it. The state names the second as imported past
+    /// the gap, the error says so, and the rerun skips it.
+    fn a_failing_file_beside_another(db) {
+        let Some(srv) = Service::start(db, 10_000_000) else { return };
+        srv.data(r#"mutation { createUser(email: "ann@example.com", name: "Ann") { id } }"#);
+        let archive = srv.dir().join("more.zip");
+        let user = |id: &str, email: &str| json!({"_typeName": "User", "id": id, "email": email, "name": id});
+        let nodes = |values: Value| json!({"valueType": "nodes", "values": values}).to_string();
+        let good2 = nodes(json!([user("bob", "bob@example.com")]));
+        // Ann's e-mail, which the database holds already.
+        zip_of(&archive, &[
+            ("nodes/000001.json", nodes(json!([user("cid", "ANN@example.com")]))),
+            ("nodes/000002.json", good2.clone()),
+        ]);
+        let run = srv.svc(&["import", "-d", "more.zip"]);
+        run.plain();
+        assert_eq!(run.code, Some(1), "{}", run.stderr);
+        assert!(run.stderr.contains("The import of nodes/000001.json failed (1 failure):"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains("Imported beside it, and skipped by the rerun: nodes/000002.json"),
+            "{}",
+            run.stderr
+        );
+        let state: Value = serde_json::from_str(&std::fs::read_to_string(srv.state_file()).expect("a state")).expect("JSON");
+        assert_eq!(state["nodes"], json!(0), "{state}");
+        assert_eq!(state["ahead"], json!(["nodes/000002.json"]), "{state}");
+        let emails = r#"{ allUsers(orderBy: email_ASC) { email } }"#;
+        assert_eq!(
+            srv.data(emails),
+            json!({"allUsers": [{"email": "ann@example.com"}, {"email": "bob@example.com"}]})
+        );
+
+        zip_of(&archive, &[
+            ("nodes/000001.json", nodes(json!([user("cid", "cid@example.com")]))),
+            ("nodes/000002.json", good2),
+        ]);
+        let run = srv.svc(&["import", "-d", "more.zip"]);
+        run.ok().plain();
+        assert!(
+            run.stderr.contains("Resuming from `.import/state.json`: nodes 0, lists 0, relations 0 already imported, and nodes/000002.json."),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("Skipping file nodes/000002.json (already imported)"), "{}", run.stderr);
+        assert!(!srv.state_file().exists());
+        assert_eq!(
+            srv.data(emails),
+            json!({"allUsers": [{"email": "ann@example.com"}, {"email": "bob@example.com"}, {"email": "cid@example.com"}]})
+        );
     }
 
     /// An archive written by hand in the original's layout and element shapes (reference §8.2:

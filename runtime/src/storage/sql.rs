@@ -156,6 +156,16 @@ impl Sql {
         &self.values
     }
 
+    /// The same statement text with `values` bound to its placeholders instead (a statement
+    /// run once per row of a bulk write).
+    pub fn with_values(&self, values: Vec<Value>) -> Sql {
+        Sql {
+            backend: self.backend,
+            text: self.text.clone(),
+            values,
+        }
+    }
+
     pub fn into_statement(self) -> Statement {
         let backend = match self.backend {
             Backend::Sqlite => DbBackend::Sqlite,

@@ -3,8 +3,13 @@
 //! `relations/`, each folder in the order of the files' numbers, one request per file, its bytes
 //! as they are.
 //!
-//! Resume: `.import/state.json` in the service directory holds the number of the last file
-//! imported per folder, and a fingerprint of those files (their names, sizes and CRC-32s); a
+//! The documents of `nodes/` and `relations/` go up two at a time (`--jobs`), so the server
+//! reads one while it writes the other; those of `lists/` one at a time, in order, since the
+//! chunks of one list may span files and are appended as they come.
+//!
+//! Resume: `.import/state.json` in the service directory holds, per folder, the number up to
+//! which every file is imported, the names of files imported past it (two in flight may finish
+//! in either order), and a fingerprint of all those files (their names, sizes and CRC-32s); a
 //! rerun skips them. A state written for another archive (the files it says were imported
 //! differ) is not applied: the import starts over, and says so. The state is removed when
 //! everything is imported.
@@ -16,6 +21,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context as _, Result, anyhow, bail};
+use futures_util::StreamExt as _;
+use futures_util::stream::FuturesUnordered;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use svc_generator::model::Model;
@@ -23,7 +30,7 @@ use zip::ZipArchive;
 
 use super::progress::{Progress, Totals};
 use super::validate::{self, Problem};
-use super::{Endpoint, FILE_TYPES, MAX_FILE_BYTES, count, human_bytes};
+use super::{Answer, Endpoint, FILE_TYPES, MAX_FILE_BYTES, count, human_bytes};
 use crate::commands::context::{Context, TargetArg};
 
 /// `svc import`.
@@ -39,6 +46,13 @@ pub struct ImportArgs {
         value_name = "FILE.zip"
     )]
     pub data: PathBuf,
+    /// How many documents of `nodes/` and of `relations/` are sent at once: with 2 the server
+    /// reads one while it writes the other. With 1 the files go strictly one after the
+    /// other, so of two files that conflict (the same id, say) the later one fails. `lists/`
+    /// always go one at a time, in order.
+    #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 2,
+          value_parser = clap::value_parser!(u16).range(1..=16))]
+    pub jobs: u16,
     #[command(flatten)]
     pub target: TargetArg,
 }
@@ -78,6 +92,10 @@ struct State {
     /// The fingerprint of the files imported so far (see [`fingerprint`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     imported: Option<String>,
+    /// Files imported past their folder's number: one that finished while the file before it
+    /// was still being written, or after it failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    ahead: Vec<String>,
 }
 
 impl State {
@@ -94,6 +112,27 @@ impl State {
             0 => self.nodes = number,
             1 => self.lists = number,
             _ => self.relations = number,
+        }
+    }
+
+    /// Whether `entry` is imported.
+    fn has(&self, entry: &Entry) -> bool {
+        entry.number <= self.done(entry.kind) || self.ahead.contains(&entry.name)
+    }
+
+    /// Records `entry` as imported: its folder's number moves past every file imported without
+    /// a gap (`entries` in order), and what stays past a gap is named in `ahead`.
+    fn mark(&mut self, entries: &[Entry], entry: &Entry) {
+        self.ahead.push(entry.name.clone());
+        for e in entries.iter().filter(|e| e.kind == entry.kind) {
+            if e.number <= self.done(e.kind) {
+                continue;
+            }
+            let Some(at) = self.ahead.iter().position(|name| *name == e.name) else {
+                break;
+            };
+            self.ahead.remove(at);
+            self.set(e.kind, e.number);
         }
     }
 }
@@ -131,65 +170,76 @@ pub fn import(args: &ImportArgs) -> Result<()> {
     let state_path = ctx.service.dir.join(".import").join("state.json");
     let mut state = load_state(&state_path, &entries, &archive_name)?;
 
-    let pending: Vec<&Entry> = entries
-        .iter()
-        .filter(|e| e.number > state.done(e.kind))
-        .collect();
+    let pending: Vec<&Entry> = entries.iter().filter(|e| !state.has(e)).collect();
     let progress = Progress::new(Some(Totals {
         files: pending.len() as u64,
         elements: pending.iter().map(|e| e.elements).sum(),
         bytes: pending.iter().map(|e| e.size).sum(),
     }));
+    for entry in entries.iter().filter(|e| state.has(e)) {
+        progress.println(&format!("Skipping file {} (already imported)", entry.name));
+    }
     let mut uploaded = [0u64; 3];
     let mut bytes = 0u64;
-    for entry in &entries {
-        if entry.number <= state.done(entry.kind) {
-            progress.println(&format!("Skipping file {} (already imported)", entry.name));
-            continue;
-        }
-        progress.start_file(&entry.name);
-        let file_started = Instant::now();
-        let body = read_entry(&mut archive, entry, source)?;
-        let answer = endpoint.post("import", body)?;
-        let parsed: Option<Value> = serde_json::from_slice(&answer.body).ok();
-        match &parsed {
-            Some(Value::Array(failures)) if failures.is_empty() => {}
-            Some(Value::Array(failures)) => {
-                progress.finish();
-                print_failures(entry, failures);
-                bail!(
-                    "the import of `{}` failed; nothing of it was written. Files before it are imported: fix it and run the same command again to go on from `{}`",
-                    entry.name,
-                    entry.name
-                );
+    for (kind, file_type) in FILE_TYPES.iter().enumerate() {
+        let mut todo = pending.iter().filter(|e| e.kind == kind);
+        let window = if *file_type == "lists" {
+            1
+        } else {
+            usize::from(args.jobs)
+        };
+        let mut in_flight = FuturesUnordered::new();
+        // The first failure; the files in flight beside it are waited for and recorded.
+        let mut failed: Option<Failed> = None;
+        loop {
+            while failed.is_none() && in_flight.len() < window {
+                let Some(&entry) = todo.next() else {
+                    break;
+                };
+                progress.start_file(&entry.name);
+                match read_entry(&mut archive, entry, source) {
+                    Ok(body) => {
+                        let endpoint = &endpoint;
+                        let started = Instant::now();
+                        in_flight.push(async move {
+                            (entry, started, endpoint.send("import", body).await)
+                        });
+                    }
+                    Err(e) => failed = Some(Failed::Local(e)),
+                }
             }
-            _ => {
-                progress.finish();
-                let reason = parsed
-                    .as_ref()
-                    .and_then(|b| b.get("error"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| format!("HTTP {}: {}", answer.status, answer.excerpt()));
-                bail!(
-                    "the server refused `{}` (request ID {}): {reason}",
-                    entry.name,
-                    answer.request_id(parsed.as_ref())
-                );
+            let Some((entry, started, answer)) = endpoint.block_on(in_flight.next()) else {
+                break;
+            };
+            match answer
+                .map_err(Failed::Local)
+                .and_then(|a| outcome(entry, &a))
+            {
+                Ok(()) => {
+                    state.mark(&entries, entry);
+                    state.archive = Some(archive_name.clone());
+                    state.imported = Some(fingerprint(&entries, &state));
+                    save_state(&state_path, &state)?;
+                    uploaded[entry.kind] += entry.elements;
+                    bytes += entry.size;
+                    progress.file_done(&entry.name, entry.elements, entry.size, started.elapsed());
+                }
+                Err(failure) => {
+                    failed.get_or_insert(failure);
+                }
             }
         }
-        state.set(entry.kind, entry.number);
-        state.archive = Some(archive_name.clone());
-        state.imported = Some(fingerprint(&entries, &state));
-        save_state(&state_path, &state)?;
-        uploaded[entry.kind] += entry.elements;
-        bytes += entry.size;
-        progress.file_done(
-            &entry.name,
-            entry.elements,
-            entry.size,
-            file_started.elapsed(),
-        );
+        if let Some(failure) = failed {
+            progress.finish();
+            let error = failure.report();
+            return Err(match state.ahead.is_empty() {
+                true => error,
+                false => anyhow!(
+                    "{error:#}. Imported beside it, and skipped by the rerun: {}",
+                    state.ahead.join(", ")
+                ),
+            });
+        }
     }
     progress.finish();
     remove_state(&state_path)?;
@@ -442,13 +492,65 @@ fn warn_missing_partners(endpoint: &Endpoint, model: &Model) {
     }
 }
 
-/// Prints the server's failures of one file: each element's index and message.
-fn print_failures(entry: &Entry, failures: &[Value]) {
-    eprintln!(
+/// Why a file was not imported.
+enum Failed {
+    /// The server answered with the failures of its elements: the lines to print, and the error.
+    Elements(Vec<String>, anyhow::Error),
+    /// The server refused the request, or it could not be sent.
+    Local(anyhow::Error),
+}
+
+impl Failed {
+    /// Prints what is to be printed; the command's error.
+    fn report(self) -> anyhow::Error {
+        match self {
+            Failed::Elements(lines, error) => {
+                for line in lines {
+                    eprintln!("{line}");
+                }
+                error
+            }
+            Failed::Local(error) => error,
+        }
+    }
+}
+
+/// What the server's answer to the upload of `entry` says.
+fn outcome(entry: &Entry, answer: &Answer) -> Result<(), Failed> {
+    let parsed: Option<Value> = serde_json::from_slice(&answer.body).ok();
+    match &parsed {
+        Some(Value::Array(failures)) if failures.is_empty() => Ok(()),
+        Some(Value::Array(failures)) => Err(Failed::Elements(
+            failure_lines(entry, failures),
+            anyhow!(
+                "the import of `{}` failed; nothing of it was written. The files before it are imported: fix it and run the same command again to go on from `{}`",
+                entry.name,
+                entry.name
+            ),
+        )),
+        _ => {
+            let reason = parsed
+                .as_ref()
+                .and_then(|b| b.get("error"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_else(|| format!("HTTP {}: {}", answer.status, answer.excerpt()));
+            Err(Failed::Local(anyhow!(
+                "the server refused `{}` (request ID {}): {reason}",
+                entry.name,
+                answer.request_id(parsed.as_ref())
+            )))
+        }
+    }
+}
+
+/// The server's failures of one file: each element's index and message.
+fn failure_lines(entry: &Entry, failures: &[Value]) -> Vec<String> {
+    let mut lines = vec![format!(
         "The import of {} failed ({}):",
         entry.name,
         count(failures.len() as u64, "failure", "failures")
-    );
+    )];
     for failure in failures {
         let index = failure
             .get("index")
@@ -457,8 +559,9 @@ fn print_failures(entry: &Entry, failures: &[Value]) {
             .get("message")
             .and_then(Value::as_str)
             .map_or_else(|| failure.to_string(), str::to_owned);
-        eprintln!("  {}, element {index}: {message}", entry.name);
+        lines.push(format!("  {}, element {index}: {message}", entry.name));
     }
+    lines
 }
 
 /// FNV-1a (64 bits) over the name, size and CRC-32 of the files the state counts as imported.
@@ -470,7 +573,7 @@ fn fingerprint(entries: &[Entry], state: &State) -> String {
             hash = hash.wrapping_mul(0x0100_0000_01b3);
         }
     };
-    for entry in entries.iter().filter(|e| e.number <= state.done(e.kind)) {
+    for entry in entries.iter().filter(|e| state.has(e)) {
         feed(entry.name.as_bytes());
         feed(&[0]);
         feed(&entry.size.to_le_bytes());
@@ -515,11 +618,16 @@ fn load_state(path: &Path, entries: &[Entry], archive_name: &str) -> Result<Stat
         return Ok(State::default());
     }
     eprintln!(
-        "Resuming from `{}`: nodes {}, lists {}, relations {} already imported.",
+        "Resuming from `{}`: nodes {}, lists {}, relations {} already imported{}.",
         shown(path),
         state.nodes,
         state.lists,
-        state.relations
+        state.relations,
+        if state.ahead.is_empty() {
+            String::new()
+        } else {
+            format!(", and {}", state.ahead.join(", "))
+        }
     );
     Ok(state)
 }
@@ -587,6 +695,31 @@ mod tests {
         let mut c = a.clone();
         c[0].crc32 = 1; // another archive
         assert_ne!(fingerprint(&a, &state), fingerprint(&c, &state));
+    }
+
+    #[test]
+    fn files_imported_out_of_order_are_named_until_the_gap_closes() {
+        let entries = vec![
+            entry("nodes/1.json", 0, 1, 7),
+            entry("nodes/2.json", 0, 2, 8),
+            entry("nodes/3.json", 0, 3, 9),
+            entry("relations/1.json", 2, 1, 6),
+        ];
+        let mut state = State::default();
+        state.mark(&entries, &entries[0]);
+        assert_eq!((state.nodes, state.ahead.len()), (1, 0));
+        // File 3 finished while file 2 was still being written (or failed).
+        state.mark(&entries, &entries[2]);
+        assert_eq!(state.nodes, 1);
+        assert_eq!(state.ahead, vec!["nodes/3.json".to_owned()]);
+        assert!(state.has(&entries[2]) && !state.has(&entries[1]));
+        let before = fingerprint(&entries, &state);
+        state.mark(&entries, &entries[1]);
+        assert_eq!((state.nodes, state.ahead.len()), (3, 0));
+        assert_ne!(fingerprint(&entries, &state), before);
+        assert!(!state.has(&entries[3]));
+        let text = serde_json::to_string(&state).unwrap();
+        assert!(!text.contains("ahead"), "{text}");
     }
 
     #[test]

@@ -162,6 +162,19 @@ impl WriteTx {
         })
     }
 
+    /// Prepares `sql` once and hands it to `work`, which runs it once per parameter list (the
+    /// rows of a bulk write): no statement text is built, hashed or looked up per row.
+    pub fn repeat<T>(
+        &self,
+        sql: &str,
+        work: impl FnOnce(&mut Repeated<'_>) -> Result<T, DbErr>,
+    ) -> Result<T, DbErr> {
+        self.with(|conn| {
+            let stmt = conn.prepare_cached(sql).map_err(db_err)?;
+            work(&mut Repeated { stmt })
+        })
+    }
+
     pub fn commit(mut self) -> Result<(), DbErr> {
         self.with(|conn| conn.execute_batch("COMMIT").map_err(db_err))?;
         self.open = false;
@@ -184,6 +197,31 @@ impl Drop for WriteTx {
         if !conn.is_autocommit() {
             **guard = None;
         }
+    }
+}
+
+/// A statement prepared on the writer connection ([`WriteTx::repeat`]). A run that fails (a
+/// constraint it breaks) leaves the transaction as it was, as any failed statement does.
+pub struct Repeated<'c> {
+    stmt: rusqlite::CachedStatement<'c>,
+}
+
+impl Repeated<'_> {
+    /// Runs the write with `values`; returns how many rows it changed.
+    pub fn execute(&mut self, values: &[Value]) -> Result<u64, DbErr> {
+        bind(&mut self.stmt, values)
+            .map_err(db_err)?
+            .map_err(refused)?;
+        let changed = self.stmt.raw_execute().map_err(db_err)?;
+        Ok(changed as u64)
+    }
+
+    /// Runs the statement with `values` and reads every row it yields.
+    pub fn query(&mut self, values: &[Value]) -> Result<Vec<LiteRow>, DbErr> {
+        bind(&mut self.stmt, values)
+            .map_err(db_err)?
+            .map_err(refused)?;
+        read_rows(&mut self.stmt).map_err(db_err)?.map_err(refused)
     }
 }
 
