@@ -3,9 +3,9 @@
 //! `relations/`, each folder in the order of the files' numbers, one request per file, its bytes
 //! as they are.
 //!
-//! The documents of `nodes/` and `relations/` go up two at a time (`--jobs`), so the server
-//! reads one while it writes the other; those of `lists/` one at a time, in order, since the
-//! chunks of one list may span files and are appended as they come.
+//! The documents of each folder go up two at a time (`--jobs`), so the server reads one while
+//! it writes the other; those of `lists/` one at a time, in order, when the chunks of one list
+//! are in two files (they are appended as they come).
 //!
 //! Resume: `.import/state.json` in the service directory holds, per folder, the number up to
 //! which every file is imported, the names of files imported past it (two in flight may finish
@@ -14,7 +14,7 @@
 //! differ) is not applied: the import starts over, and says so. The state is removed when
 //! everything is imported.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::{BufReader, Read as _};
 use std::path::{Path, PathBuf};
@@ -46,10 +46,10 @@ pub struct ImportArgs {
         value_name = "FILE.zip"
     )]
     pub data: PathBuf,
-    /// How many documents of `nodes/` and of `relations/` are sent at once: with 2 the server
-    /// reads one while it writes the other. With 1 the files go strictly one after the
-    /// other, so of two files that conflict (the same id, say) the later one fails. `lists/`
-    /// always go one at a time, in order.
+    /// How many documents of one folder are sent at once: with 2 the server reads one while
+    /// it writes the other. With 1 the files go strictly one after the other, so of two files
+    /// that conflict (the same id, say) the later one fails. The files of `lists/` go one at a
+    /// time, in order, when one list has values in two of them.
     #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 2,
           value_parser = clap::value_parser!(u16).range(1..=16))]
     pub jobs: u16,
@@ -161,7 +161,7 @@ pub fn import(args: &ImportArgs) -> Result<()> {
 
     let mut archive = open(source)?;
     let mut entries = plan(&mut archive, source)?;
-    check(&mut archive, &mut entries, &model, source)?;
+    let lists_apart = check(&mut archive, &mut entries, &model, source)?;
 
     let archive_name = source
         .file_name()
@@ -183,7 +183,8 @@ pub fn import(args: &ImportArgs) -> Result<()> {
     let mut bytes = 0u64;
     for (kind, file_type) in FILE_TYPES.iter().enumerate() {
         let mut todo = pending.iter().filter(|e| e.kind == kind);
-        let window = if *file_type == "lists" {
+        // The chunks of a list given in two files are appended in the files' order.
+        let window = if *file_type == "lists" && !lists_apart {
             1
         } else {
             usize::from(args.jobs)
@@ -337,30 +338,40 @@ fn plan(archive: &mut ZipArchive<BufReader<File>>, source: &Path) -> Result<Vec<
     Ok(entries)
 }
 
+/// What the check found in one file.
+struct Checked {
+    elements: u64,
+    problems: Vec<Problem>,
+    /// Of a `lists/` file: a hash of each list it appends to (type, id, field), sorted, once.
+    lists: Vec<u64>,
+}
+
 /// The first pass: every document read and checked against the model, one at a time, before
-/// anything is uploaded. Counts each document's elements.
+/// anything is uploaded. Counts each document's elements. Returns whether the files of
+/// `lists/` may be sent side by side: no list has values in two of them (a hash of each list
+/// per file is kept until the check ends; two lists with the same hash only make the files go
+/// one at a time).
 fn check(
     archive: &mut ZipArchive<BufReader<File>>,
     entries: &mut [Entry],
     model: &Model,
     source: &Path,
-) -> Result<()> {
+) -> Result<bool> {
     // The files are read and checked on every core, each thread with the archive open on its
     // own; the problems are reported in the files' order.
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .clamp(1, entries.len().max(1));
     // Thread 0 is this one, on the archive already open here.
-    let mut results: Vec<(usize, u64, Vec<Problem>)> = std::thread::scope(|scope| {
+    let mut results: Vec<(usize, Checked)> = std::thread::scope(|scope| {
         let entries = &*entries;
         let workers: Vec<_> = (1..threads)
             .map(|t| {
-                scope.spawn(move || -> Result<Vec<(usize, u64, Vec<Problem>)>> {
+                scope.spawn(move || -> Result<Vec<(usize, Checked)>> {
                     let mut archive = open(source)?;
                     let mut out = Vec::new();
                     for (i, entry) in entries.iter().enumerate().skip(t).step_by(threads) {
-                        let (elements, problems) = check_entry(&mut archive, entry, model, source)?;
-                        out.push((i, elements, problems));
+                        out.push((i, check_entry(&mut archive, entry, model, source)?));
                     }
                     Ok(out)
                 })
@@ -368,8 +379,7 @@ fn check(
             .collect();
         let mut results = Vec::new();
         for (i, entry) in entries.iter().enumerate().step_by(threads) {
-            let (elements, problems) = check_entry(archive, entry, model, source)?;
-            results.push((i, elements, problems));
+            results.push((i, check_entry(archive, entry, model, source)?));
         }
         for worker in workers {
             let found = worker
@@ -379,14 +389,19 @@ fn check(
         }
         Ok::<_, anyhow::Error>(results)
     })?;
-    results.sort_by_key(|(i, _, _)| *i);
+    results.sort_by_key(|(i, _)| *i);
     let mut problems: Vec<Problem> = Vec::new();
-    for (i, elements, found) in results {
-        entries[i].elements = elements;
-        problems.extend(found);
+    let mut lists: HashMap<u64, usize> = HashMap::new();
+    let mut apart = true;
+    for (i, checked) in results {
+        entries[i].elements = checked.elements;
+        problems.extend(checked.problems);
+        for list in checked.lists {
+            apart &= *lists.entry(list).or_insert(i) == i;
+        }
     }
     if problems.is_empty() {
-        return Ok(());
+        return Ok(apart);
     }
     for p in problems.iter().take(SHOWN_PROBLEMS) {
         eprintln!("{p}");
@@ -401,14 +416,13 @@ fn check(
     )
 }
 
-/// One entry's bytes, as they are in the archive.
-/// One file's elements and problems.
+/// One file's elements and problems (and the lists it appends to).
 fn check_entry(
     archive: &mut ZipArchive<BufReader<File>>,
     entry: &Entry,
     model: &Model,
     source: &Path,
-) -> Result<(u64, Vec<Problem>)> {
+) -> Result<Checked> {
     let file_type = FILE_TYPES[entry.kind];
     let problem = |message: String| Problem {
         file: entry.name.clone(),
@@ -416,21 +430,63 @@ fn check_entry(
         field: None,
         message,
     };
+    let refused = |message: String| Checked {
+        elements: 0,
+        problems: vec![problem(message)],
+        lists: Vec::new(),
+    };
     if entry.size > MAX_FILE_BYTES {
-        return Ok((
-            0,
-            vec![problem(format!(
-                "is {}; an import request may hold at most 10 MB (split it into several files)",
-                human_bytes(entry.size)
-            ))],
-        ));
+        return Ok(refused(format!(
+            "is {}; an import request may hold at most 10 MB (split it into several files)",
+            human_bytes(entry.size)
+        )));
     }
     let body = read_entry(archive, entry, source)?;
     let doc: Value = match serde_json::from_slice(&body) {
         Ok(doc) => doc,
-        Err(e) => return Ok((0, vec![problem(format!("is not a JSON document: {e}"))])),
+        Err(e) => return Ok(refused(format!("is not a JSON document: {e}"))),
     };
-    Ok(validate::document(model, &entry.name, file_type, &doc))
+    let (elements, problems) = validate::document(model, &entry.name, file_type, &doc);
+    let lists = match file_type {
+        "lists" => lists_of(&doc),
+        _ => Vec::new(),
+    };
+    Ok(Checked {
+        elements,
+        problems,
+        lists,
+    })
+}
+
+/// A hash of each list a `lists` document appends to: its type (in lower case, as the server
+/// matches it), node id and field; sorted, each once.
+fn lists_of(doc: &Value) -> Vec<u64> {
+    use std::hash::{DefaultHasher, Hash as _, Hasher as _};
+    let Some(values) = doc.get("values").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let mut out: Vec<u64> = values
+        .iter()
+        .filter_map(Value::as_object)
+        .map(|element| {
+            // In this order whatever the element's key order.
+            let mut hasher = DefaultHasher::new();
+            let ty = element.get("_typeName").and_then(Value::as_str);
+            ty.map(str::to_ascii_lowercase).hash(&mut hasher);
+            element.get("id").and_then(Value::as_str).hash(&mut hasher);
+            let mut fields: Vec<&str> = element
+                .keys()
+                .map(String::as_str)
+                .filter(|k| *k != "_typeName" && *k != "id")
+                .collect();
+            fields.sort_unstable();
+            fields.hash(&mut hasher);
+            hasher.finish()
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 fn read_entry(
@@ -720,6 +776,23 @@ mod tests {
         assert!(!state.has(&entries[3]));
         let text = serde_json::to_string(&state).unwrap();
         assert!(!text.contains("ahead"), "{text}");
+    }
+
+    #[test]
+    fn a_list_hashes_the_same_whatever_its_key_order() {
+        let doc = serde_json::json!({"valueType": "lists", "values": [
+            {"_typeName": "User", "id": "a", "nicknames": ["x"]},
+            {"nicknames": ["y"], "id": "a", "_typeName": "user"},
+            {"_typeName": "User", "id": "b", "nicknames": ["x"]},
+            {"_typeName": "User", "id": "a", "tags": ["x"]},
+        ]});
+        let lists = lists_of(&doc);
+        // The first two are one list (the type in any case, the keys in any order).
+        assert_eq!(lists.len(), 3, "{lists:?}");
+        let other = serde_json::json!({"valueType": "lists", "values": [
+            {"id": "a", "_typeName": "USER", "nicknames": []},
+        ]});
+        assert!(lists.contains(&lists_of(&other)[0]));
     }
 
     #[test]
