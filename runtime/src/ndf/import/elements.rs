@@ -3,8 +3,10 @@
 //! within the document (an id or a unique value given twice, a to-one node given two partners)
 //! is decided here too.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -92,17 +94,14 @@ pub(super) fn parse(service: &'static ServiceMeta, body: &[u8]) -> Result<Parsed
         .values
         .and_then(|raw| serde_json::from_str(raw.get()).ok())
         .ok_or_else(|| RequestError("the body has no `values` list".to_owned()))?;
-    let elements = values
-        .iter()
-        .map(|raw| serde_json::from_str(raw.get()).unwrap_or(Value::Null))
-        .enumerate();
+    let elements = values.iter().copied().enumerate();
     let mut failures = Failures::default();
     let document = match value_type {
         "nodes" => {
             let now = Val::DateTime(crate::engine::truncate_now());
             let mut rows = Vec::with_capacity(values.len());
             for (index, element) in elements {
-                match node_row(service, index, &element, &now) {
+                match node_row(service, index, element, &now) {
                     Ok(row) => rows.push(row),
                     Err(message) => failures.add(index, message),
                 }
@@ -114,7 +113,7 @@ pub(super) fn parse(service: &'static ServiceMeta, body: &[u8]) -> Result<Parsed
             // (model, id, field) → the values to append, in element order.
             let mut appends: BTreeMap<(&'static str, String, usize), ListAppend> = BTreeMap::new();
             for (index, element) in elements {
-                match list_element(service, &element) {
+                match list_element(service, element) {
                     Ok((meta, id, field, items)) => appends
                         .entry((meta.name, id.clone(), field))
                         .or_insert_with(|| ListAppend {
@@ -134,7 +133,7 @@ pub(super) fn parse(service: &'static ServiceMeta, body: &[u8]) -> Result<Parsed
         "relations" => {
             let mut edges = Vec::with_capacity(values.len());
             for (index, element) in elements {
-                match edge_element(service, index, &element) {
+                match edge_element(service, index, element) {
                     Ok(edge) => edges.push(edge),
                     Err(message) => failures.add(index, message),
                 }
@@ -158,6 +157,79 @@ struct Envelope<'a> {
     value_type: Option<Value>,
     #[serde(borrow, default)]
     values: Option<&'a RawValue>,
+}
+
+/// An object element's keys and the texts of their values, in document order. Each value is
+/// parsed when it is read ([`Fields::value`]): no tree of the element is built, and the keys
+/// are borrowed from the body unless they hold escapes.
+struct Fields<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'a> Fields<'a> {
+    /// The object `raw`, or `None` when it is no object.
+    fn of(raw: &'a RawValue) -> Option<Fields<'a>> {
+        serde_json::from_str(raw.get()).ok()
+    }
+
+    /// The value of `key` (its last, as a JSON object's reader keeps).
+    fn value(&self, key: &str) -> Option<Value> {
+        let (_, raw) = self.0.iter().rev().find(|(k, _)| k == key)?;
+        Some(parse_value(raw))
+    }
+
+    /// The keys other than `_typeName` and `id`, with their values' texts.
+    fn rest(&self) -> impl Iterator<Item = (&str, &'a RawValue)> {
+        self.0
+            .iter()
+            .filter(|(k, _)| k != "_typeName" && k != "id")
+            .map(|(k, v)| (k.as_ref(), *v))
+    }
+}
+
+/// A value's text parsed (the body was read as JSON whole before, so this does not fail).
+fn parse_value(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Object<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Object<'a> {
+            type Value = Fields<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'a>, A::Error> {
+                let mut out = Vec::with_capacity(map.size_hint().unwrap_or(8));
+                while let Some((Key(key), value)) = map.next_entry::<Key<'de>, &'de RawValue>()? {
+                    out.push((key, value));
+                }
+                Ok(Fields(out))
+            }
+        }
+        deserializer.deserialize_map(Object(std::marker::PhantomData))
+    }
+}
+
+/// An object's key, borrowed from the body when it holds no escape.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Text<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Text<'a> {
+            type Value = Key<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'a>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'a>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(Text(std::marker::PhantomData))
+    }
 }
 
 /// Ids given twice, and values of unique fields given twice, within the document (an id names
@@ -253,15 +325,16 @@ fn model_named(service: &ServiceMeta, name: &str) -> Option<&'static ModelMeta> 
 /// `_typeName` and `id` of an element.
 fn type_and_id(
     service: &ServiceMeta,
-    element: &serde_json::Map<String, Value>,
+    element: &Fields<'_>,
 ) -> Result<(&'static ModelMeta, String), String> {
-    let name = element
-        .get("_typeName")
+    let name = element.value("_typeName");
+    let name = name
+        .as_ref()
         .and_then(Value::as_str)
         .ok_or("the element has no `_typeName`")?;
     let meta = model_named(service, name).ok_or_else(|| format!("unknown `_typeName` `{name}`"))?;
-    let id = match element.get("id") {
-        Some(Value::String(id)) => id.clone(),
+    let id = match element.value("id") {
+        Some(Value::String(id)) => id,
         Some(other) => return Err(format!("`id` must be a string, not {other}")),
         None => return Err("the element has no `id`".to_owned()),
     };
@@ -321,13 +394,11 @@ fn value_of(meta: &ModelMeta, field: &FieldMeta, value: &Value) -> Result<Val, S
 fn node_row(
     service: &ServiceMeta,
     index: usize,
-    element: &Value,
+    element: &RawValue,
     now: &Val,
 ) -> Result<NodeRow, String> {
-    let element = element
-        .as_object()
-        .ok_or("a node element must be an object")?;
-    let (meta, id) = type_and_id(service, element)?;
+    let element = Fields::of(element).ok_or("a node element must be an object")?;
+    let (meta, id) = type_and_id(service, &element)?;
     let mut values: Vec<Val> = meta
         .fields
         .iter()
@@ -336,10 +407,8 @@ fn node_row(
     values[meta.id] = Val::String(id.clone());
     values[meta.created_at] = now.clone();
     values[meta.updated_at] = now.clone();
-    for (key, value) in element {
-        if key == "_typeName" || key == "id" {
-            continue;
-        }
+    for (key, value) in element.rest() {
+        let value = parse_value(value);
         let Some(i) = meta.fields.iter().position(|f| f.name == key) else {
             return Err(format!("`{}` has no field `{key}`", meta.name));
         };
@@ -353,7 +422,7 @@ fn node_row(
         if value.is_null() {
             values[i] = Val::Null;
         } else {
-            let val = value_of(meta, field, value)?;
+            let val = value_of(meta, field, &value)?;
             check_value(field, &val).map_err(|e| e.message())?;
             values[i] = val;
         }
@@ -387,15 +456,11 @@ fn unique_key(field: &FieldMeta, val: &Val) -> String {
 /// A list element: its model, node id, list field and values.
 fn list_element(
     service: &ServiceMeta,
-    element: &Value,
+    element: &RawValue,
 ) -> Result<(&'static ModelMeta, String, usize, Vec<Val>), String> {
-    let element = element
-        .as_object()
-        .ok_or("a list element must be an object")?;
-    let (meta, id) = type_and_id(service, element)?;
-    let mut lists = element
-        .iter()
-        .filter(|(k, _)| *k != "_typeName" && *k != "id");
+    let element = Fields::of(element).ok_or("a list element must be an object")?;
+    let (meta, id) = type_and_id(service, &element)?;
+    let mut lists = element.rest();
     let (key, value) = lists
         .next()
         .ok_or("a list element must give one list field")?;
@@ -408,6 +473,7 @@ fn list_element(
         .position(|f| f.name == key && f.list)
         .ok_or_else(|| format!("`{}` has no list field `{key}`", meta.name))?;
     let f = &meta.fields[field];
+    let value = parse_value(value);
     let items = value
         .as_array()
         .ok_or_else(|| format!("`{}.{key}` must be given as a list", meta.name))?;
@@ -424,20 +490,18 @@ fn list_element(
     Ok((meta, id, field, items))
 }
 
-fn edge_element(service: &ServiceMeta, index: usize, element: &Value) -> Result<Edge, String> {
-    let sides = element
-        .as_array()
+fn edge_element(service: &ServiceMeta, index: usize, element: &RawValue) -> Result<Edge, String> {
+    let sides = serde_json::from_str::<Vec<&RawValue>>(element.get())
+        .ok()
         .filter(|s| s.len() == 2)
         .ok_or("a relation element must be a list of two nodes")?;
     let mut parsed = Vec::new();
     for side in sides {
-        let side = side
-            .as_object()
-            .ok_or("each side of a relation element must be an object")?;
-        let (meta, id) = type_and_id(service, side)?;
-        let field = match side.get("fieldName") {
+        let side = Fields::of(side).ok_or("each side of a relation element must be an object")?;
+        let (meta, id) = type_and_id(service, &side)?;
+        let field = match side.value("fieldName") {
             None | Some(Value::Null) => None,
-            Some(Value::String(name)) => Some(name.clone()),
+            Some(Value::String(name)) => Some(name),
             Some(other) => return Err(format!("`fieldName` must be a string, not {other}")),
         };
         parsed.push((meta, id, field));
