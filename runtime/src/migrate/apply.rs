@@ -277,7 +277,7 @@ fn statements(backend: Backend, old: &Schema, new: &Schema, step: &Step) -> Vec<
                     "DROP INDEX IF EXISTS {}",
                     quote(&ddl::relation_index(from, column))
                 ));
-                out.push(ddl::relation_index_statement(to, column, unique));
+                out.extend(ddl::relation_index_statement(to, column, unique));
             }
             out
         }
@@ -321,7 +321,7 @@ fn statements(backend: Backend, old: &Schema, new: &Schema, step: &Step) -> Vec<
                         "DROP INDEX IF EXISTS {}",
                         quote(&ddl::relation_index(from, column))
                     ));
-                    out.push(ddl::relation_index_statement(to, column, unique));
+                    out.extend(ddl::relation_index_statement(to, column, unique));
                 }
             }
             out

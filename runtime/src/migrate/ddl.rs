@@ -131,7 +131,7 @@ pub fn relation_statements(rel: &Relation, backend: Backend) -> Vec<String> {
         b = quote(&rel.b),
     )];
     for (column, to_one) in relation_columns(rel) {
-        out.push(relation_index_statement(rel, column, to_one));
+        out.extend(relation_index_statement(rel, column, to_one));
     }
     out
 }
@@ -142,14 +142,34 @@ pub fn relation_columns(rel: &Relation) -> [(&'static str, bool); 2] {
     [("A", !rel.a_list), ("B", !rel.b_list)]
 }
 
-/// The index of one join column, unique when that side is to-one.
-pub fn relation_index_statement(rel: &Relation, column: &str, unique: bool) -> String {
-    format!(
-        "CREATE {}INDEX IF NOT EXISTS {} ON {} (\"{column}\")",
-        if unique { "UNIQUE " } else { "" },
-        quote(&relation_index(rel, column)),
-        quote(&rel.table),
-    )
+/// The index of one join column, unique when that side is to-one. Column `A` gets none when it
+/// is not unique: the unique index on (`A`, `B`) serves look-ups by `A`, its leading column, and
+/// a second index on it only made every edge written update one more B-tree (an NDF import's
+/// edges on SQLite: 179 000 → 253 000 per second without it; docs/benchmarks.md).
+pub fn relation_index_statement(rel: &Relation, column: &str, unique: bool) -> Option<String> {
+    (unique || column != "A").then(|| {
+        format!(
+            "CREATE {}INDEX IF NOT EXISTS {} ON {} (\"{column}\")",
+            if unique { "UNIQUE " } else { "" },
+            quote(&relation_index(rel, column)),
+            quote(&rel.table),
+        )
+    })
+}
+
+/// The indexes that databases made before [`relation_index_statement`] left one out hold and
+/// `schema` does not want: the index of each join column `A` that is not unique.
+pub fn redundant_indexes(schema: &Schema) -> Vec<String> {
+    schema
+        .relations
+        .iter()
+        .flat_map(|rel| {
+            relation_columns(rel)
+                .into_iter()
+                .filter(|&(column, unique)| relation_index_statement(rel, column, unique).is_none())
+                .map(move |(column, _)| relation_index(rel, column))
+        })
+        .collect()
 }
 
 /// The name of a join column's index.

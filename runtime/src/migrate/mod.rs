@@ -188,9 +188,11 @@ async fn within(
             Outcome::Created
         }
         Some(old) if old == *target => {
-            // A database made before the copies existed gets them here, once.
+            // A database made before the copies existed gets them here, once; one made while
+            // each join column had an index loses those the layout no longer wants.
+            let dropped = drop_redundant_indexes(tx, target, backend).await?;
             let changed = backend == Backend::Postgres && sync_partners(tx, target, false).await?;
-            return Ok((Outcome::UpToDate, changed));
+            return Ok((Outcome::UpToDate, dropped || changed));
         }
         Some(old) => {
             let (plan, renamed) = Plan::prepare(&old, target, hints);
@@ -220,6 +222,7 @@ async fn within(
             Outcome::Applied(plan)
         }
     };
+    drop_redundant_indexes(tx, target, backend).await?;
     if backend == Backend::Sqlite {
         let broken = tx
             .query_all_raw(sea_orm::Statement::from_string(
@@ -258,6 +261,48 @@ pub async fn schema_differs(db: &Db, target: &Schema) -> bool {
     let stored = stored(&tx, db).await;
     let _ = tx.rollback().await;
     matches!(stored, Ok(Some(old)) if old != *target)
+}
+
+/// Drops the indexes [`ddl::redundant_indexes`] names that the database holds; whether it held
+/// any.
+async fn drop_redundant_indexes(
+    tx: &DatabaseTransaction,
+    target: &Schema,
+    backend: Backend,
+) -> Result<bool, MigrationError> {
+    let redundant = ddl::redundant_indexes(target);
+    if redundant.is_empty() {
+        return Ok(false);
+    }
+    let sql = match backend {
+        Backend::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'index'",
+        Backend::Postgres => {
+            "SELECT indexname::text FROM pg_indexes WHERE schemaname = current_schema()"
+        }
+    };
+    let rows = tx
+        .query_all_raw(sea_orm::Statement::from_string(
+            tx.get_database_backend(),
+            sql.to_owned(),
+        ))
+        .await
+        .map_err(|e| MigrationError::failed(sql, e))?;
+    let mut held = std::collections::BTreeSet::new();
+    for row in rows {
+        held.insert(
+            row.try_get_by_index::<String>(0)
+                .map_err(MigrationError::db)?,
+        );
+    }
+    let mut dropped = false;
+    for index in redundant.iter().filter(|i| held.contains(*i)) {
+        let statement = format!("DROP INDEX {}", crate::storage::layout::quote(index));
+        tx.execute_unprepared(&statement)
+            .await
+            .map_err(|e| MigrationError::failed(&statement, e))?;
+        dropped = true;
+    }
+    Ok(dropped)
 }
 
 /// PostgreSQL: the to-one partners copied into the nodes' rows ([`partner`]).

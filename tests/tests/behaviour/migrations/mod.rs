@@ -448,4 +448,68 @@ db_cases! {
         assert!(columns(&db, "Post").await.contains(&"legacy".to_owned()), "nothing changed");
         assert_eq!(migrate_to(&db, &newer, Options::default()).await, Ok(Outcome::UpToDate));
     }
+
+    /// A join column `A` that is not unique (side A's field is a list) has no index of its own:
+    /// the unique index on (`A`, `B`) serves look-ups by `A`. A unique `A` keeps its unique
+    /// index. A database made while every join column had an index loses the redundant one at
+    /// the next start, its edges kept, and is up to date after that.
+    async fn a_join_column_a_has_an_index_only_when_unique(kind) {
+        let Some((_guard, db)) = open(kind).await else { return };
+        let target = schema(
+            vec![
+                model(
+                    "User",
+                    vec![required(field("name", Kind::String))],
+                    vec![rel_field("posts", "UserPosts", true, false), rel_field("pinned", "Pinned", false, false)],
+                ),
+                model(
+                    "Post",
+                    vec![required(field("title", Kind::String))],
+                    vec![rel_field("author", "UserPosts", false, false), rel_field("pinnedBy", "Pinned", false, false)],
+                ),
+            ],
+            vec![relation("UserPosts", "User", "Post", true, false), relation("Pinned", "User", "Post", false, false)],
+        );
+        assert_eq!(migrate_to(&db, &target, Options::default()).await, Ok(Outcome::Created));
+        assert_eq!(indexes(&db, "_UserPosts").await, ["_UserPosts_B"]);
+        assert_eq!(indexes(&db, "_Pinned").await, ["_Pinned_A", "_Pinned_B"]);
+
+        let now = timestamp(&db);
+        db.execute_script(&[format!(r#"INSERT INTO "User" ("id", "createdAt", "updatedAt", "name") VALUES ('u1', {now}, {now}, 'Ada')"#)])
+            .await
+            .unwrap_or_else(|e| panic!("user: {e}"));
+        db.execute_script(&[
+            format!(r#"INSERT INTO "Post" ("id", "createdAt", "updatedAt", "title") VALUES ('p1', {now}, {now}, 'Hello')"#),
+            r#"INSERT INTO "_UserPosts" ("id", "A", "B") VALUES ('e1', 'u1', 'p1')"#.to_owned(),
+            // As a database made before: every join column with an index.
+            r#"CREATE INDEX "_UserPosts_A" ON "_UserPosts" ("A")"#.to_owned(),
+        ])
+        .await
+        .unwrap_or_else(|e| panic!("setup: {e}"));
+        assert_eq!(indexes(&db, "_UserPosts").await, ["_UserPosts_A", "_UserPosts_B"]);
+        assert_eq!(migrate_to(&db, &target, Options::default()).await, Ok(Outcome::UpToDate));
+        assert_eq!(indexes(&db, "_UserPosts").await, ["_UserPosts_B"]);
+        assert_eq!(indexes(&db, "_Pinned").await, ["_Pinned_A", "_Pinned_B"]);
+        assert_eq!(
+            texts(&db, r#"SELECT "A" || '-' || "B" FROM "_UserPosts""#).await,
+            [Some("u1-p1".to_owned())]
+        );
+        assert_eq!(migrate_to(&db, &target, Options::default()).await, Ok(Outcome::UpToDate));
+    }
+}
+
+/// The named indexes of a table (not those of its primary key and unique constraints), sorted.
+async fn indexes(db: &Db, table: &str) -> Vec<String> {
+    let sql = match db.backend() {
+        svc_runtime::storage::Backend::Sqlite => format!(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = '{table}' AND sql IS NOT NULL ORDER BY name"
+        ),
+        svc_runtime::storage::Backend::Postgres => format!(
+            "SELECT i.relname::text FROM pg_index AS x JOIN pg_class AS i ON i.oid = x.indexrelid \
+             JOIN pg_class AS t ON t.oid = x.indrelid WHERE t.relname = '{table}' \
+             AND t.relnamespace = to_regnamespace(current_schema()) AND NOT x.indisprimary \
+             AND NOT EXISTS (SELECT 1 FROM pg_constraint AS c WHERE c.conindid = x.indexrelid) ORDER BY 1"
+        ),
+    };
+    texts(db, &sql).await.into_iter().flatten().collect()
 }
