@@ -442,15 +442,19 @@ fn check_entry(
         )));
     }
     let body = read_entry(archive, entry, source)?;
-    let doc: Value = match serde_json::from_slice(&body) {
-        Ok(doc) => doc,
-        Err(e) => return Ok(refused(format!("is not a JSON document: {e}"))),
+    let mut lists = Vec::new();
+    let mut each = |element: &Value| {
+        if file_type == "lists" {
+            lists.extend(list_of(element));
+        }
     };
-    let (elements, problems) = validate::document(model, &entry.name, file_type, &doc);
-    let lists = match file_type {
-        "lists" => lists_of(&doc),
-        _ => Vec::new(),
-    };
+    let (elements, problems) =
+        match validate::document_text(model, &entry.name, file_type, &body, &mut each) {
+            Ok(checked) => checked,
+            Err(e) => return Ok(refused(format!("is not a JSON document: {e}"))),
+        };
+    lists.sort_unstable();
+    lists.dedup();
     Ok(Checked {
         elements,
         problems,
@@ -458,35 +462,24 @@ fn check_entry(
     })
 }
 
-/// A hash of each list a `lists` document appends to: its type (in lower case, as the server
-/// matches it), node id and field; sorted, each once.
-fn lists_of(doc: &Value) -> Vec<u64> {
+/// A hash of the list a `lists` element appends to: its type (in lower case, as the server
+/// matches it), node id and field, whatever the element's key order; `None` for an element that
+/// is no object.
+fn list_of(element: &Value) -> Option<u64> {
     use std::hash::{DefaultHasher, Hash as _, Hasher as _};
-    let Some(values) = doc.get("values").and_then(Value::as_array) else {
-        return Vec::new();
-    };
-    let mut out: Vec<u64> = values
-        .iter()
-        .filter_map(Value::as_object)
-        .map(|element| {
-            // In this order whatever the element's key order.
-            let mut hasher = DefaultHasher::new();
-            let ty = element.get("_typeName").and_then(Value::as_str);
-            ty.map(str::to_ascii_lowercase).hash(&mut hasher);
-            element.get("id").and_then(Value::as_str).hash(&mut hasher);
-            let mut fields: Vec<&str> = element
-                .keys()
-                .map(String::as_str)
-                .filter(|k| *k != "_typeName" && *k != "id")
-                .collect();
-            fields.sort_unstable();
-            fields.hash(&mut hasher);
-            hasher.finish()
-        })
+    let element = element.as_object()?;
+    let mut hasher = DefaultHasher::new();
+    let ty = element.get("_typeName").and_then(Value::as_str);
+    ty.map(str::to_ascii_lowercase).hash(&mut hasher);
+    element.get("id").and_then(Value::as_str).hash(&mut hasher);
+    let mut fields: Vec<&str> = element
+        .keys()
+        .map(String::as_str)
+        .filter(|k| *k != "_typeName" && *k != "id")
         .collect();
-    out.sort_unstable();
-    out.dedup();
-    out
+    fields.sort_unstable();
+    fields.hash(&mut hasher);
+    Some(hasher.finish())
 }
 
 fn read_entry(
@@ -786,13 +779,19 @@ mod tests {
             {"_typeName": "User", "id": "b", "nicknames": ["x"]},
             {"_typeName": "User", "id": "a", "tags": ["x"]},
         ]});
-        let lists = lists_of(&doc);
+        let mut lists: Vec<u64> = doc["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(list_of)
+            .collect();
+        lists.sort_unstable();
+        lists.dedup();
         // The first two are one list (the type in any case, the keys in any order).
         assert_eq!(lists.len(), 3, "{lists:?}");
-        let other = serde_json::json!({"valueType": "lists", "values": [
-            {"id": "a", "_typeName": "USER", "nicknames": []},
-        ]});
-        assert!(lists.contains(&lists_of(&other)[0]));
+        let other = serde_json::json!({"id": "a", "_typeName": "USER", "nicknames": []});
+        assert!(lists.contains(&list_of(&other).unwrap()));
+        assert_eq!(list_of(&serde_json::json!(["a"])), None);
     }
 
     #[test]

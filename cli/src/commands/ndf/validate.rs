@@ -12,6 +12,7 @@
 
 use std::fmt;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use svc_generator::model::{Field, FieldKind, Model, RelationEnd, ScalarType, TypeId};
 
@@ -60,23 +61,8 @@ pub fn document(model: &Model, file: &str, file_type: &str, doc: &Value) -> (u64
         );
         return (0, problems);
     };
-    match doc.get("valueType") {
-        Some(Value::String(t)) if t == file_type => {}
-        Some(Value::String(t)) => problem(
-            None,
-            Some("valueType"),
-            format!("is `{t}`, but the file is in the folder `{file_type}/`"),
-        ),
-        Some(other) => problem(
-            None,
-            Some("valueType"),
-            format!("must be \"{file_type}\", not {}", short(other)),
-        ),
-        None => problem(
-            None,
-            Some("valueType"),
-            format!("is missing (it must be \"{file_type}\")"),
-        ),
+    if let Some(message) = value_type_problem(doc.get("valueType"), file_type) {
+        problem(None, Some("valueType"), message);
     }
     let values = match doc.get("values") {
         Some(Value::Array(values)) => values,
@@ -95,16 +81,82 @@ pub fn document(model: &Model, file: &str, file_type: &str, doc: &Value) -> (u64
     };
     let checker = Checker { model };
     for (index, element) in values.iter().enumerate() {
-        let result = match file_type {
-            "nodes" => checker.node(element),
-            "lists" => checker.list(element),
-            _ => checker.relation(element),
-        };
-        for (field, message) in result {
+        for (field, message) in checker.element(file_type, element) {
             problem(Some(index), field.as_deref(), message);
         }
     }
     (values.len() as u64, problems)
+}
+
+/// [`document`] of a document given as its text, reading one element at a time: no tree of the
+/// whole document is built (for a 10 MB file, building, walking and freeing it was most of the
+/// check's time). `each` sees every element after its check. A document that is no object with
+/// a `values` list is read whole and checked by [`document`], for its messages.
+pub fn document_text(
+    model: &Model,
+    file: &str,
+    file_type: &str,
+    body: &[u8],
+    each: &mut dyn FnMut(&Value),
+) -> Result<(u64, Vec<Problem>), serde_json::Error> {
+    #[derive(serde::Deserialize)]
+    struct Parts<'a> {
+        #[serde(rename = "valueType")]
+        value_type: Option<Value>,
+        #[serde(borrow)]
+        values: Option<&'a RawValue>,
+    }
+    let parts = serde_json::from_slice::<Parts<'_>>(body).ok();
+    let values = parts
+        .as_ref()
+        .and_then(|p| p.values)
+        .and_then(|raw| serde_json::from_str::<Vec<&RawValue>>(raw.get()).ok());
+    let (Some(parts), Some(values)) = (parts, values) else {
+        let doc: Value = serde_json::from_slice(body)?;
+        let checked = document(model, file, file_type, &doc);
+        for element in doc
+            .get("values")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            each(element);
+        }
+        return Ok(checked);
+    };
+    let mut problems = Vec::new();
+    let mut problem = |index: Option<usize>, field: Option<&str>, message: String| {
+        problems.push(Problem {
+            file: file.to_owned(),
+            index,
+            field: field.map(str::to_owned),
+            message,
+        });
+    };
+    if let Some(message) = value_type_problem(parts.value_type.as_ref(), file_type) {
+        problem(None, Some("valueType"), message);
+    }
+    let checker = Checker { model };
+    for (index, raw) in values.iter().enumerate() {
+        let element: Value = serde_json::from_str(raw.get())?;
+        for (field, message) in checker.element(file_type, &element) {
+            problem(Some(index), field.as_deref(), message);
+        }
+        each(&element);
+    }
+    Ok((values.len() as u64, problems))
+}
+
+/// What is wrong with a document's `valueType`, if anything.
+fn value_type_problem(value_type: Option<&Value>, file_type: &str) -> Option<String> {
+    match value_type {
+        Some(Value::String(t)) if t == file_type => None,
+        Some(Value::String(t)) => Some(format!(
+            "is `{t}`, but the file is in the folder `{file_type}/`"
+        )),
+        Some(other) => Some(format!("must be \"{file_type}\", not {}", short(other))),
+        None => Some(format!("is missing (it must be \"{file_type}\")")),
+    }
 }
 
 /// Problems of one element: the field concerned (if any) and what is wrong.
@@ -115,6 +167,15 @@ struct Checker<'m> {
 }
 
 impl Checker<'_> {
+    /// The problems of one element of a document of the folder `file_type`.
+    fn element(&self, file_type: &str, element: &Value) -> Found {
+        match file_type {
+            "nodes" => self.node(element),
+            "lists" => self.list(element),
+            _ => self.relation(element),
+        }
+    }
+
     /// `_typeName` (a declared type, matched case-insensitively as the server does) and `id`.
     fn type_and_id(&self, element: &Map<String, Value>, found: &mut Found) -> Option<TypeId> {
         let ty = match element.get("_typeName") {
@@ -621,11 +682,15 @@ type Post @model {
     fn problems(file_type: &str, values: Value) -> Vec<String> {
         let doc = json!({ "valueType": file_type, "values": values });
         let file = format!("{file_type}/000001.json");
-        document(&model(), &file, file_type, &doc)
-            .1
-            .iter()
-            .map(ToString::to_string)
-            .collect()
+        let tree = document(&model(), &file, file_type, &doc);
+        // Read one element at a time from the text, the check finds the same.
+        let mut seen = Vec::new();
+        let text = doc.to_string();
+        let each = &mut |element: &Value| seen.push(element.clone());
+        let read = document_text(&model(), &file, file_type, text.as_bytes(), each);
+        assert_eq!(read.expect("a JSON document"), tree);
+        assert_eq!(Some(&seen), doc["values"].as_array().or(Some(&Vec::new())));
+        tree.1.iter().map(ToString::to_string).collect()
     }
 
     #[test]
@@ -781,6 +846,34 @@ type Post @model {
             found[0].to_string(),
             "nodes/2.json, field `values`: is missing"
         );
+        // Read from their texts, documents that are no object with a list of values are read
+        // whole, with the same messages.
+        for text in [
+            r#"{"valueType": "nodes"}"#,
+            r#"{"valueType": "nodes", "values": 3}"#,
+            r#"[1, 2]"#,
+            r#""nodes""#,
+        ] {
+            let doc: Value = serde_json::from_str(text).unwrap();
+            let tree = document(&model(), "nodes/2.json", "nodes", &doc);
+            let read = document_text(
+                &model(),
+                "nodes/2.json",
+                "nodes",
+                text.as_bytes(),
+                &mut |_| {},
+            );
+            assert_eq!(read.unwrap(), tree, "{text}");
+            assert!(!tree.1.is_empty(), "{text}");
+        }
+        let broken = document_text(
+            &model(),
+            "nodes/2.json",
+            "nodes",
+            b"{\"values\": [",
+            &mut |_| {},
+        );
+        assert!(broken.is_err());
     }
 
     #[test]
