@@ -101,12 +101,12 @@ async fn nodes(
             .iter()
             .filter(|r| !std::ptr::eq(r.meta, *meta))
             .collect();
-        if others.is_empty() || store::is_empty(tx, meta).await? {
+        if others.is_empty() {
             continue;
         }
         let ids: Vec<Val> = others.iter().map(|r| Val::String(r.id.clone())).collect();
         let ids: Vec<&Val> = ids.iter().collect();
-        for i in store::present(tx, meta, meta.id, &ids).await? {
+        for i in store::present_ids(tx, meta, &ids).await? {
             failures.add(
                 others[i].index,
                 format!(

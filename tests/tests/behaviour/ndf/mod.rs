@@ -197,6 +197,19 @@ db_cases! {
             );
             assert_eq!(srv.data(EVERYTHING).await, before, "{needle}: nothing was written");
         }
+        // Beside 40 posts the users' table (3 rows) is read whole instead of searched per id:
+        // the id a user holds is found all the same.
+        let posts: Vec<Value> = (0..40)
+            .map(|i| {
+                let id = if i == 17 { b.cid.clone() } else { format!("many-{i}") };
+                json!({ "_typeName": "Post", "id": id, "slug": format!("many-{i}"), "title": "t" })
+            })
+            .collect();
+        let failures = import(&srv, "nodes", Value::Array(posts)).await;
+        assert_eq!(failures.as_array().map(Vec::len), Some(1), "{failures}");
+        assert_eq!(failures[0]["index"], json!(17), "{failures}");
+        assert!(failures[0]["message"].as_str().unwrap_or_default().contains("exists already (a User)"), "{failures}");
+        assert_eq!(srv.data(EVERYTHING).await, before);
         let url = srv.url("/simple/v1/example/import");
         let res = srv.client().post(&url).bearer_auth(srv.root_token()).body("{not json").send().await.expect("sent");
         let body: Value = res.json().await.expect("JSON");
