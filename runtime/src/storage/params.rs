@@ -37,6 +37,39 @@ pub fn to_db(val: &Val, field: &FieldMeta, backend: Backend) -> Value {
     }
 }
 
+/// A value as SQLite binds it for a column of a field's type, borrowed where it can be: a bulk
+/// write binds its rows' values without copying each into a [`Value`] first. The same values
+/// as [`to_db`] gives on SQLite (a test binds both and compares what SQLite stores).
+#[derive(Debug, Clone, PartialEq)]
+pub enum LiteParam<'a> {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(std::borrow::Cow<'a, str>),
+}
+
+/// [`to_db`] on SQLite, borrowed.
+pub fn lite_param<'a>(val: &'a Val, field: &FieldMeta) -> LiteParam<'a> {
+    use std::borrow::Cow;
+    if field.list {
+        return match val {
+            Val::Null => LiteParam::Null,
+            v => LiteParam::Text(Cow::Owned(v.to_json().to_string())),
+        };
+    }
+    match (val, field.kind) {
+        (Val::Null, _) => LiteParam::Null,
+        (Val::Int(i), Kind::Float) => LiteParam::Real(f64::from(*i)),
+        (Val::Int(i), _) => LiteParam::Int(i64::from(*i)),
+        (Val::Float(f), _) => LiteParam::Real(*f),
+        (Val::Bool(b), _) => LiteParam::Int(i64::from(*b)),
+        (Val::DateTime(d), _) => LiteParam::Text(Cow::Owned(format_datetime(d))),
+        (Val::Json(j), _) => LiteParam::Text(Cow::Owned(j.to_string())),
+        (Val::String(s) | Val::Enum(s), _) => LiteParam::Text(Cow::Borrowed(s)),
+        (v @ Val::List(_), _) => LiteParam::Text(Cow::Owned(v.to_json().to_string())),
+    }
+}
+
 /// Ids as the text of a JSON array (how a batch of ids travels as one parameter).
 pub fn id_array<'a>(ids: impl IntoIterator<Item = &'a str>) -> String {
     serde_json::Value::Array(

@@ -28,6 +28,7 @@ use sea_orm::{DbErr, RuntimeErr, SqlErr, Value};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
 use super::readers::{LiteRow, Refused, bind, read_rows};
+use crate::storage::params::LiteParam;
 
 /// Prepared statements cached on the writer connection.
 const CACHED_STATEMENTS: usize = 128;
@@ -216,6 +217,23 @@ impl Repeated<'_> {
         Ok(changed as u64)
     }
 
+    /// Runs the write with `params` (borrowed values, bound as they are); returns how many
+    /// rows it changed.
+    pub fn execute_params(&mut self, params: &[LiteParam<'_>]) -> Result<u64, DbErr> {
+        for (i, param) in params.iter().enumerate() {
+            let at = i + 1;
+            match param {
+                LiteParam::Null => self.stmt.raw_bind_parameter(at, rusqlite::types::Null),
+                LiteParam::Int(v) => self.stmt.raw_bind_parameter(at, v),
+                LiteParam::Real(v) => self.stmt.raw_bind_parameter(at, v),
+                LiteParam::Text(v) => self.stmt.raw_bind_parameter(at, v.as_ref()),
+            }
+            .map_err(db_err)?;
+        }
+        let changed = self.stmt.raw_execute().map_err(db_err)?;
+        Ok(changed as u64)
+    }
+
     /// Runs the statement with `values` and reads every row it yields.
     pub fn query(&mut self, values: &[Value]) -> Result<Vec<LiteRow>, DbErr> {
         bind(&mut self.stmt, values)
@@ -262,6 +280,67 @@ pub fn sql_err(err: &DbErr) -> Option<SqlErr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{FieldMeta, Kind, Val, parse_datetime};
+    use crate::storage::params::lite_param;
+    use crate::storage::{Backend, to_db};
+
+    #[test]
+    fn borrowed_params_store_what_values_store() {
+        let cases = [
+            (Val::Null, FieldMeta::new("a", Kind::Int)),
+            (Val::Null, FieldMeta::new("a", Kind::String)),
+            (Val::Int(7), FieldMeta::new("a", Kind::Int)),
+            (Val::Int(7), FieldMeta::new("a", Kind::Float)),
+            (Val::Float(2.5), FieldMeta::new("a", Kind::Float)),
+            (Val::Bool(true), FieldMeta::new("a", Kind::Boolean)),
+            (Val::Bool(false), FieldMeta::new("a", Kind::Boolean)),
+            (Val::String("Zoë".into()), FieldMeta::new("a", Kind::String)),
+            (Val::String("c1".into()), FieldMeta::new("a", Kind::Id)),
+            (Val::Enum("DRAFT".into()), FieldMeta::new("a", Kind::Enum)),
+            (
+                Val::DateTime(parse_datetime("2017-11-29T14:35:13.120Z").unwrap()),
+                FieldMeta::new("a", Kind::DateTime),
+            ),
+            (
+                Val::Json(serde_json::json!({"a": [1]})),
+                FieldMeta::new("a", Kind::Json),
+            ),
+            (
+                Val::List(vec![Val::String("x".into()), Val::String("y\"".into())]),
+                FieldMeta::new("a", Kind::String).list(),
+            ),
+            (Val::Null, FieldMeta::new("a", Kind::String).list()),
+        ];
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE t (n INTEGER, way TEXT, v)")
+            .unwrap();
+        for (n, (val, field)) in cases.iter().enumerate() {
+            let sql = format!("INSERT INTO t VALUES ({n}, 'values', ?)");
+            let mut stmt = conn.prepare(&sql).unwrap();
+            bind(&mut stmt, &[to_db(val, field, Backend::Sqlite)])
+                .unwrap()
+                .unwrap();
+            stmt.raw_execute().unwrap();
+            let sql = format!("INSERT INTO t VALUES ({n}, 'params', ?)");
+            let mut repeated = Repeated {
+                stmt: conn.prepare_cached(&sql).unwrap(),
+            };
+            repeated.execute_params(&[lite_param(val, field)]).unwrap();
+        }
+        let stored = |way: &str| -> Vec<String> {
+            let sql = format!(
+                "SELECT typeof(v) || ' ' || quote(v) FROM t WHERE way = '{way}' ORDER BY n"
+            );
+            let mut stmt = conn.prepare(&sql).unwrap();
+            stmt.query_map([], |r| r.get(0))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect()
+        };
+        assert_eq!(stored("params"), stored("values"));
+        assert_eq!(stored("values").len(), cases.len());
+        assert!(stored("values").contains(&"integer 1".to_owned()));
+    }
 
     #[test]
     fn constraint_errors_keep_their_kind() {
