@@ -406,37 +406,35 @@ pub async fn append_lists(
     let id = meta.fields[meta.id].name;
     let list = meta.fields[field].name;
     let mut out = Appended::default();
-    // `CASE WHEN f IS NULL OR f = '[]' THEN new ELSE f without its `]` || ',' || new without
-    // its `[` END`.
-    let push_joined = |sql: &mut Sql, new: &dyn Fn(&mut Sql)| {
-        sql.push("CASE WHEN ")
+    // `UPDATE t SET f = CASE WHEN f IS NULL OR f = '[]' THEN new ELSE f without its `]` || ','
+    // || new without its `[` END`.
+    let update = |backend: Backend, new: &str| {
+        let mut sql = Sql::new(backend);
+        sql.push("UPDATE ")
+            .ident(meta.table)
+            .push(" SET ")
+            .ident(list)
+            .push(" = CASE WHEN ")
             .ident(list)
             .push(" IS NULL OR ")
             .ident(list)
-            .push(" = '[]' THEN ");
-        new(sql);
-        sql.push(" ELSE substr(")
+            .push(" = '[]' THEN ")
+            .push(new)
+            .push(" ELSE substr(")
             .ident(list)
             .push(", 1, length(")
             .ident(list)
-            .push(") - 1) || ',' || substr(");
-        new(sql);
-        sql.push(", 2) END");
+            .push(") - 1) || ',' || substr(")
+            .push(new)
+            .push(", 2) END");
+        sql
     };
     match tx.backend() {
         Backend::Sqlite => {
             // `?1` the items, `?2` the node. The length is checked before the write (the row
             // is left alone when too long), so the statement needs no `RETURNING`, which would
             // halve SQLite's rate; the rows it did not change are told apart afterwards.
-            let mut sql = Sql::new(Backend::Sqlite);
-            sql.push("UPDATE ")
-                .ident(meta.table)
-                .push(" SET ")
-                .ident(list)
-                .push(" = ");
-            push_joined(&mut sql, &|s: &mut Sql| {
-                s.push("?1");
-            });
+            let mut sql = update(Backend::Sqlite, "?1");
             sql.push(" WHERE ")
                 .ident(id)
                 .push(" = ?2 AND CASE WHEN ")
@@ -482,15 +480,7 @@ pub async fn append_lists(
                     .iter()
                     .map(|(node, items)| serde_json::json!({ "i": node, "v": items }))
                     .collect();
-                let mut sql = Sql::new(Backend::Postgres);
-                sql.push("UPDATE ")
-                    .ident(meta.table)
-                    .push(" SET ")
-                    .ident(list)
-                    .push(" = ");
-                push_joined(&mut sql, &|s: &mut Sql| {
-                    s.push("v.v");
-                });
+                let mut sql = update(Backend::Postgres, "v.v");
                 sql.push(" FROM json_to_recordset(")
                     .bind(serde_json::Value::Array(rows).to_string().into())
                     .push("::json) AS v(i text, v text) WHERE ")

@@ -44,48 +44,40 @@ impl fmt::Display for Problem {
 /// Checks a whole document of the folder `file_type` (`nodes`, `lists` or `relations`). Returns
 /// its number of elements (0 when it has no `values` list) and its problems.
 pub fn document(model: &Model, file: &str, file_type: &str, doc: &Value) -> (u64, Vec<Problem>) {
-    let mut problems = Vec::new();
-    let mut problem = |index: Option<usize>, field: Option<&str>, message: String| {
-        problems.push(Problem {
-            file: file.to_owned(),
-            index,
-            field: field.map(str::to_owned),
-            message,
-        });
-    };
+    let mut problems = Problems::of(file);
     let Some(doc) = doc.as_object() else {
-        problem(
+        problems.add(
             None,
             None,
             "an NDF document must be an object `{\"valueType\": …, \"values\": […]}`".to_owned(),
         );
-        return (0, problems);
+        return (0, problems.list);
     };
     if let Some(message) = value_type_problem(doc.get("valueType"), file_type) {
-        problem(None, Some("valueType"), message);
+        problems.add(None, Some("valueType"), message);
     }
     let values = match doc.get("values") {
         Some(Value::Array(values)) => values,
         Some(other) => {
-            problem(
+            problems.add(
                 None,
                 Some("values"),
                 format!("must be a list, not {}", short(other)),
             );
-            return (0, problems);
+            return (0, problems.list);
         }
         None => {
-            problem(None, Some("values"), "is missing".to_owned());
-            return (0, problems);
+            problems.add(None, Some("values"), "is missing".to_owned());
+            return (0, problems.list);
         }
     };
     let checker = Checker { model };
     for (index, element) in values.iter().enumerate() {
         for (field, message) in checker.element(file_type, element) {
-            problem(Some(index), field.as_deref(), message);
+            problems.add(Some(index), field.as_deref(), message);
         }
     }
-    (values.len() as u64, problems)
+    (values.len() as u64, problems.list)
 }
 
 /// [`document`] of a document given as its text, reading one element at a time: no tree of the
@@ -124,27 +116,44 @@ pub fn document_text(
         }
         return Ok(checked);
     };
-    let mut problems = Vec::new();
-    let mut problem = |index: Option<usize>, field: Option<&str>, message: String| {
-        problems.push(Problem {
-            file: file.to_owned(),
-            index,
-            field: field.map(str::to_owned),
-            message,
-        });
-    };
+    let mut problems = Problems::of(file);
     if let Some(message) = value_type_problem(parts.value_type.as_ref(), file_type) {
-        problem(None, Some("valueType"), message);
+        problems.add(None, Some("valueType"), message);
     }
     let checker = Checker { model };
     for (index, raw) in values.iter().enumerate() {
         let element: Value = serde_json::from_str(raw.get())?;
         for (field, message) in checker.element(file_type, &element) {
-            problem(Some(index), field.as_deref(), message);
+            problems.add(Some(index), field.as_deref(), message);
         }
         each(&element);
     }
-    Ok((values.len() as u64, problems))
+    Ok((values.len() as u64, problems.list))
+}
+
+/// The problems of one file, as they are found.
+struct Problems<'f> {
+    file: &'f str,
+    list: Vec<Problem>,
+}
+
+impl<'f> Problems<'f> {
+    fn of(file: &'f str) -> Problems<'f> {
+        Problems {
+            file,
+            list: Vec::new(),
+        }
+    }
+
+    /// A problem: the element's index and the field, when there are any, and the message.
+    fn add(&mut self, index: Option<usize>, field: Option<&str>, message: String) {
+        self.list.push(Problem {
+            file: self.file.to_owned(),
+            index,
+            field: field.map(str::to_owned),
+            message,
+        });
+    }
 }
 
 /// What is wrong with a document's `valueType`, if anything.
