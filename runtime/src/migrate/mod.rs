@@ -222,7 +222,10 @@ async fn within(
             Outcome::Applied(plan)
         }
     };
-    drop_redundant_indexes(tx, target, backend).await?;
+    if matches!(outcome, Outcome::Applied(_)) {
+        // A new database never had them.
+        drop_redundant_indexes(tx, target, backend).await?;
+    }
     if backend == Backend::Sqlite {
         let broken = tx
             .query_all_raw(sea_orm::Statement::from_string(

@@ -11,13 +11,13 @@
 
 use std::collections::{HashMap, HashSet};
 
-use sea_orm::{DbErr, Value};
+use sea_orm::DbErr;
 
 use super::layout::push_edge_insert;
-use super::params::lite_param;
+use super::params::{LiteParam, lite_param};
 use super::row::Row;
 use super::sqlite::writer::Repeated;
-use super::{Backend, Counted, Sql, Tx, sql_err, to_db, unique_violation};
+use super::{Backend, Counted, Sql, Tx, sql_err, unique_violation};
 use crate::model::{Cells as _, FieldMeta, Kind, ModelMeta, RelFieldMeta, Val, format_datetime};
 
 /// A write transaction, counted in the request's statements.
@@ -61,13 +61,13 @@ fn json_texts<'a>(texts: impl IntoIterator<Item = &'a str>) -> String {
 /// (`Vec<Row>`), or how many rows it changed (`u64`, for a write without `RETURNING`, which
 /// SQLite runs about twice as fast as the same write with it).
 trait Ran: Sized {
-    fn here(stmt: &mut Repeated<'_>, values: &[Value]) -> Result<Self, DbErr>;
+    fn here(stmt: &mut Repeated<'_>, params: &[LiteParam<'_>]) -> Result<Self, DbErr>;
     fn sent(tx: &Writes<'_>, sql: Sql) -> impl Future<Output = Result<Self, DbErr>>;
 }
 
 impl Ran for Vec<Row> {
-    fn here(stmt: &mut Repeated<'_>, values: &[Value]) -> Result<Self, DbErr> {
-        Ok(stmt.query(values)?.into_iter().map(Row::Lite).collect())
+    fn here(stmt: &mut Repeated<'_>, params: &[LiteParam<'_>]) -> Result<Self, DbErr> {
+        Ok(stmt.query(params)?.into_iter().map(Row::Lite).collect())
     }
     fn sent(tx: &Writes<'_>, sql: Sql) -> impl Future<Output = Result<Self, DbErr>> {
         tx.all(sql)
@@ -75,8 +75,8 @@ impl Ran for Vec<Row> {
 }
 
 impl Ran for u64 {
-    fn here(stmt: &mut Repeated<'_>, values: &[Value]) -> Result<Self, DbErr> {
-        stmt.execute(values)
+    fn here(stmt: &mut Repeated<'_>, params: &[LiteParam<'_>]) -> Result<Self, DbErr> {
+        stmt.execute(params)
     }
     fn sent(tx: &Writes<'_>, sql: Sql) -> impl Future<Output = Result<Self, DbErr>> {
         tx.execute(sql)
@@ -86,24 +86,25 @@ impl Ran for u64 {
 /// Runs the statement text of `sql` once per parameter list of `rows` on SQLite, each run
 /// counted; `each(i, result)` gets what run `i` gave ([`Ran`]) or its error, which left the
 /// transaction as it was. On the writer connection the statement is prepared once for all the
-/// runs; a transaction through sqlx (begun while another process held the database) sends it
-/// each time.
-async fn sqlite_each<T: Ran>(
+/// runs and each parameter bound as it is; a transaction through sqlx (begun while another
+/// process held the database) sends it each time, its parameters made values.
+async fn sqlite_each<'p, T: Ran>(
     tx: &Writes<'_>,
     sql: &Sql,
-    rows: impl Iterator<Item = Vec<Value>>,
+    rows: impl Iterator<Item = Vec<LiteParam<'p>>>,
     mut each: impl FnMut(usize, Result<T, DbErr>) -> Result<(), DbErr>,
 ) -> Result<(), DbErr> {
     if let Tx::Lite(lite) = tx.conn {
         return lite.repeat(sql.text(), |stmt| {
-            for (i, values) in rows.enumerate() {
+            for (i, params) in rows.enumerate() {
                 tx.counter.add(1);
-                each(i, T::here(stmt, &values))?;
+                each(i, T::here(stmt, &params))?;
             }
             Ok(())
         });
     }
-    for (i, values) in rows.enumerate() {
+    for (i, params) in rows.enumerate() {
+        let values = params.into_iter().map(LiteParam::into_value).collect();
         let ran = T::sent(tx, sql.with_values(values)).await;
         each(i, ran)?;
     }
@@ -162,7 +163,7 @@ pub async fn present(
                 .push(" WHERE ")
                 .ident(f.name)
                 .push(" = ? LIMIT 1");
-            let params = values.iter().map(|v| vec![to_db(v, f, Backend::Sqlite)]);
+            let params = values.iter().map(|v| vec![lite_param(v, f)]);
             sqlite_each(tx, &sql, params, |i, rows: Result<Vec<Row>, _>| {
                 if !rows?.is_empty() {
                     found.push(i);
@@ -215,7 +216,7 @@ pub async fn partners(
                 .push(" WHERE ")
                 .ident(column)
                 .push(" = ?");
-            let params = nodes.iter().map(|node| vec![Value::from(*node)]);
+            let params = nodes.iter().map(|node| vec![LiteParam::from(*node)]);
             sqlite_each(tx, &sql, params, |i, rows: Result<Vec<Row>, _>| {
                 for row in rows? {
                     if let Some(partner) = row.string(0)? {
@@ -293,30 +294,11 @@ pub async fn insert_nodes(
                 s.push("?");
             });
             sql.push(")");
-            if let Tx::Lite(lite) = tx.conn {
-                // The hot path of a nodes document: each value bound as it is.
-                lite.repeat(sql.text(), |stmt| {
-                    let mut params = Vec::with_capacity(meta.fields.len());
-                    for (i, row) in rows.iter().enumerate() {
-                        params.clear();
-                        let values = meta.fields.iter().zip(row.iter());
-                        params.extend(values.map(|(f, v)| lite_param(v, f)));
-                        tx.counter.add(1);
-                        match stmt.execute_params(&params) {
-                            Ok(_) => {}
-                            Err(e) if unique_violation(&e, meta.table).is_some() => skipped.push(i),
-                            Err(e) => return Err(e),
-                        }
-                    }
-                    Ok(())
-                })?;
-                return Ok(skipped);
-            }
             let params = rows.iter().map(|row| {
                 meta.fields
                     .iter()
                     .zip(row.iter())
-                    .map(|(f, v)| to_db(v, f, Backend::Sqlite))
+                    .map(|(f, v)| lite_param(v, f))
                     .collect()
             });
             sqlite_each(tx, &sql, params, |i, result: Result<u64, _>| match result {
@@ -447,7 +429,7 @@ pub async fn append_lists(
                 .push(&max_chars.to_string());
             let params = lists
                 .iter()
-                .map(|(node, items)| vec![Value::from(items.as_str()), Value::from(*node)]);
+                .map(|(node, items)| vec![LiteParam::from(items.as_str()), LiteParam::from(*node)]);
             let mut unchanged = Vec::new();
             sqlite_each(tx, &sql, params, |i, changed: Result<u64, _>| {
                 if changed? == 0 {
@@ -531,9 +513,9 @@ pub async fn insert_edges(
             sql.push(" VALUES (?, ?, ?) ON CONFLICT DO NOTHING");
             let params = pairs.iter().map(|(this, other, id)| {
                 vec![
-                    Value::from(id.as_str()),
-                    Value::from(*this),
-                    Value::from(*other),
+                    LiteParam::from(id.as_str()),
+                    LiteParam::from(*this),
+                    LiteParam::from(*other),
                 ]
             });
             sqlite_each(tx, &sql, params, |i, result| match result {

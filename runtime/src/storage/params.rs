@@ -39,13 +39,32 @@ pub fn to_db(val: &Val, field: &FieldMeta, backend: Backend) -> Value {
 
 /// A value as SQLite binds it for a column of a field's type, borrowed where it can be: a bulk
 /// write binds its rows' values without copying each into a [`Value`] first. The same values
-/// as [`to_db`] gives on SQLite (a test binds both and compares what SQLite stores).
+/// as [`to_db`] gives on SQLite (a test binds both, and [`LiteParam::into_value`], and compares
+/// what SQLite stores).
 #[derive(Debug, Clone, PartialEq)]
 pub enum LiteParam<'a> {
     Null,
     Int(i64),
     Real(f64),
     Text(std::borrow::Cow<'a, str>),
+}
+
+impl LiteParam<'_> {
+    /// The parameter as sqlx binds it (a statement sent through sqlx's connection).
+    pub fn into_value(self) -> Value {
+        match self {
+            LiteParam::Null => Value::String(None),
+            LiteParam::Int(v) => Value::BigInt(Some(v)),
+            LiteParam::Real(v) => Value::Double(Some(v)),
+            LiteParam::Text(v) => Value::String(Some(v.into_owned())),
+        }
+    }
+}
+
+impl<'a> From<&'a str> for LiteParam<'a> {
+    fn from(text: &'a str) -> Self {
+        LiteParam::Text(std::borrow::Cow::Borrowed(text))
+    }
 }
 
 /// [`to_db`] on SQLite, borrowed.

@@ -14,7 +14,7 @@
 //! differ) is not applied: the import starts over, and says so. The state is removed when
 //! everything is imported.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
 use std::io::{BufReader, Read as _};
 use std::path::{Path, PathBuf};
@@ -391,17 +391,14 @@ fn check(
     })?;
     results.sort_by_key(|(i, _)| *i);
     let mut problems: Vec<Problem> = Vec::new();
-    let mut lists: HashMap<u64, usize> = HashMap::new();
-    let mut apart = true;
+    let mut lists = Vec::new();
     for (i, checked) in results {
         entries[i].elements = checked.elements;
         problems.extend(checked.problems);
-        for list in checked.lists {
-            apart &= *lists.entry(list).or_insert(i) == i;
-        }
+        lists.push(checked.lists);
     }
     if problems.is_empty() {
-        return Ok(apart);
+        return Ok(apart(&lists));
     }
     for p in problems.iter().take(SHOWN_PROBLEMS) {
         eprintln!("{p}");
@@ -414,6 +411,12 @@ fn check(
         source.display(),
         count(problems.len() as u64, "problem", "problems")
     )
+}
+
+/// Whether no list (its hash) is in two of `files` (each a file's lists, each once).
+fn apart(files: &[Vec<u64>]) -> bool {
+    let mut seen = HashSet::new();
+    files.iter().flatten().all(|list| seen.insert(*list))
 }
 
 /// One file's elements and problems (and the lists it appends to).
@@ -792,6 +795,14 @@ mod tests {
         let other = serde_json::json!({"id": "a", "_typeName": "USER", "nicknames": []});
         assert!(lists.contains(&list_of(&other).unwrap()));
         assert_eq!(list_of(&serde_json::json!(["a"])), None);
+    }
+
+    #[test]
+    fn lists_files_are_apart_when_no_list_is_in_two() {
+        assert!(apart(&[vec![1, 2], vec![3], vec![]]));
+        assert!(!apart(&[vec![1, 2], vec![2]]));
+        assert!(!apart(&[vec![1], vec![], vec![4, 1]]));
+        assert!(apart(&[]));
     }
 
     #[test]

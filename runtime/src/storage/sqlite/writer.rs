@@ -208,18 +208,8 @@ pub struct Repeated<'c> {
 }
 
 impl Repeated<'_> {
-    /// Runs the write with `values`; returns how many rows it changed.
-    pub fn execute(&mut self, values: &[Value]) -> Result<u64, DbErr> {
-        bind(&mut self.stmt, values)
-            .map_err(db_err)?
-            .map_err(refused)?;
-        let changed = self.stmt.raw_execute().map_err(db_err)?;
-        Ok(changed as u64)
-    }
-
-    /// Runs the write with `params` (borrowed values, bound as they are); returns how many
-    /// rows it changed.
-    pub fn execute_params(&mut self, params: &[LiteParam<'_>]) -> Result<u64, DbErr> {
+    /// Binds `params` (borrowed values, bound as they are) to the statement's placeholders.
+    fn bind_params(&mut self, params: &[LiteParam<'_>]) -> Result<(), DbErr> {
         for (i, param) in params.iter().enumerate() {
             let at = i + 1;
             match param {
@@ -230,15 +220,19 @@ impl Repeated<'_> {
             }
             .map_err(db_err)?;
         }
+        Ok(())
+    }
+
+    /// Runs the write with `params`; returns how many rows it changed.
+    pub fn execute(&mut self, params: &[LiteParam<'_>]) -> Result<u64, DbErr> {
+        self.bind_params(params)?;
         let changed = self.stmt.raw_execute().map_err(db_err)?;
         Ok(changed as u64)
     }
 
-    /// Runs the statement with `values` and reads every row it yields.
-    pub fn query(&mut self, values: &[Value]) -> Result<Vec<LiteRow>, DbErr> {
-        bind(&mut self.stmt, values)
-            .map_err(db_err)?
-            .map_err(refused)?;
+    /// Runs the statement with `params` and reads every row it yields.
+    pub fn query(&mut self, params: &[LiteParam<'_>]) -> Result<Vec<LiteRow>, DbErr> {
+        self.bind_params(params)?;
         read_rows(&mut self.stmt).map_err(db_err)?.map_err(refused)
     }
 }
@@ -325,7 +319,14 @@ mod tests {
             let mut repeated = Repeated {
                 stmt: conn.prepare_cached(&sql).unwrap(),
             };
-            repeated.execute_params(&[lite_param(val, field)]).unwrap();
+            repeated.execute(&[lite_param(val, field)]).unwrap();
+            // Through sqlx, a parameter becomes a value first.
+            let sql = format!("INSERT INTO t VALUES ({n}, 'sent', ?)");
+            let mut stmt = conn.prepare(&sql).unwrap();
+            bind(&mut stmt, &[lite_param(val, field).into_value()])
+                .unwrap()
+                .unwrap();
+            stmt.raw_execute().unwrap();
         }
         let stored = |way: &str| -> Vec<String> {
             let sql = format!(
@@ -338,6 +339,7 @@ mod tests {
                 .collect()
         };
         assert_eq!(stored("params"), stored("values"));
+        assert_eq!(stored("sent"), stored("values"));
         assert_eq!(stored("values").len(), cases.len());
         assert!(stored("values").contains(&"integer 1".to_owned()));
     }
