@@ -194,6 +194,14 @@ impl Service {
             idle_timeout_ms: 3_600_000,
             init_timeout_ms: 3_000,
             export_page_limit,
+            file_store: Some(
+                std::env::temp_dir()
+                    .join(format!("svc-files-ndf-{}", unique()))
+                    .display()
+                    .to_string(),
+            ),
+            max_upload_bytes: svc_runtime::files::DEFAULT_MAX_UPLOAD,
+            files_url: None,
         };
         let running = svc_runtime::spawn::<example_model::Service>(options)
             .unwrap_or_else(|e| panic!("cannot start example-model on {}: {e}", database.url));
@@ -755,7 +763,7 @@ db_cases! {
         assert_eq!(run.code, Some(1));
         let expected = [
             "nodes/02.json, element 1, field `age`: expects a 32-bit integer, not \"old\"",
-            "nodes/02.json, element 2, field `_typeName`: `Pet` is not a type of the model (its types: User, Post, Category, Child, Profile, Comment)",
+            "nodes/02.json, element 2, field `_typeName`: `Pet` is not a type of the model (its types: User, Post, Category, Child, Profile, Comment, File)",
             "nodes/02.json, element 3, field `role`: expects a value of Role (ADMIN, EDITOR, READER), not \"KING\"",
             "nodes/02.json, element 3, field `email`: is required (`String!`) and missing",
             "lists/1.json, field `valueType`: is `nodes`, but the file is in the folder `lists/`",

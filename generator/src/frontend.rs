@@ -164,6 +164,11 @@ fn run(
     // With a syntax error the schema is incomplete, and model rules would report follow-up
     // errors about whatever the broken part declared.
     if syntax_ok {
+        // The system types come last, unless the service declares a type of that name itself
+        // (the rules of `validate::system` then check its declaration).
+        if !parsed.iter().any(|f| declares(f, "File")) {
+            parsed.extend(sdl::parse(sources, FileId::SYSTEM, &mut diags));
+        }
         match validate(sources, &parsed, config) {
             Ok(model) if diags.is_empty() => return Ok(model),
             Ok(_) => {}
@@ -172,6 +177,14 @@ fn run(
     }
     diags.sort();
     Err(diags)
+}
+
+/// Whether a types file defines a type (of any kind) named `name`.
+fn declares(file: &sdl::SdlFile, name: &str) -> bool {
+    file.document
+        .definitions
+        .iter()
+        .any(|d| d.name().is_some_and(|n| n == name))
 }
 
 /// A model from one types file (`t.graphql`, with `svc.yml` naming only it), through the whole
@@ -219,7 +232,9 @@ mod tests {
             ],
         );
         let model = model.unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(model.types.len(), 2);
+        // The two declared types, then the system type `File`.
+        let names: Vec<&str> = model.types.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["A", "B", "File"]);
         assert_eq!(model.relations.len(), 1);
     }
 

@@ -6,10 +6,41 @@
 //! diagnostics identical on every machine.
 
 use std::path::PathBuf;
+use std::sync::LazyLock;
 
 /// Index of a file in [`Sources`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FileId(pub u32);
+
+impl FileId {
+    /// The built-in definitions every service has ([`SYSTEM_TYPES`]). Every [`Sources`] resolves
+    /// it, without it being added, so diagnostics about a system type can show its definition.
+    pub const SYSTEM: FileId = FileId(u32::MAX);
+}
+
+/// The path diagnostics show for [`FileId::SYSTEM`].
+pub const SYSTEM_TYPES_PATH: &str = "<svc system types>.graphql";
+
+/// The system types a service has without declaring them (reference §1.5): `File`, the type of
+/// the nodes the File API creates. A service that declares `type File @model` itself declares
+/// these fields too (checked by [`crate::model::validate::system`]), and this definition is
+/// left out.
+pub const SYSTEM_TYPES: &str = r#"type File @model {
+  id: ID! @isUnique
+  secret: String! @isUnique
+  name: String!
+  size: Int!
+  url: String! @isUnique
+  contentType: String!
+  createdAt: DateTime!
+  updatedAt: DateTime!
+}
+"#;
+
+static SYSTEM_FILE: LazyLock<SourceFile> = LazyLock::new(|| SourceFile {
+    path: PathBuf::from(SYSTEM_TYPES_PATH),
+    text: SYSTEM_TYPES.to_owned(),
+});
 
 /// A range of bytes `start..end` in one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -66,6 +97,9 @@ impl Sources {
     }
 
     pub fn get(&self, id: FileId) -> Option<&SourceFile> {
+        if id == FileId::SYSTEM {
+            return Some(&SYSTEM_FILE);
+        }
         self.files.get(id.0 as usize)
     }
 
@@ -75,7 +109,8 @@ impl Sources {
         self.iter().find(|(_, f)| f.path == path)
     }
 
-    /// All files with their ids, in the order they were added.
+    /// All files with their ids, in the order they were added ([`FileId::SYSTEM`] is not among
+    /// them).
     pub fn iter(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
         self.files
             .iter()

@@ -25,6 +25,7 @@ pub mod api;
 pub mod auth;
 pub mod engine;
 pub mod events;
+pub mod files;
 pub mod http;
 pub mod launch;
 pub mod migrate;

@@ -97,6 +97,14 @@ async fn run() -> Result<(), String> {
         idle_timeout_ms: 3_600_000,
         init_timeout_ms: 3_000,
         export_page_limit: 10_000_000,
+        file_store: Some(
+            std::env::temp_dir()
+                .join("svc-files-bench")
+                .display()
+                .to_string(),
+        ),
+        max_upload_bytes: svc_runtime::files::DEFAULT_MAX_UPLOAD,
+        files_url: None,
     };
     let running =
         tokio::task::spawn_blocking(move || svc_runtime::spawn::<example_model::Service>(options))

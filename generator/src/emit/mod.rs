@@ -208,9 +208,13 @@ pub(crate) fn rel_fields(model: &Model, ty: TypeId) -> Vec<RelField<'_>> {
 }
 
 /// Whether the nested create input `<Owner><field><Related>` exists: the related model has
-/// something to write besides the back relation.
+/// something to write besides the back relation, and is not `File`.
 pub(crate) fn has_nested_create(model: &Model, rel: &RelField<'_>) -> bool {
     let target = model.ty(rel.target);
+    // `File` nodes are made by the File API only.
+    if target.name == crate::model::validate::system::FILE {
+        return false;
+    }
     let scalars = target.column_fields().any(|(_, f)| f.is_writable());
     scalars || rel_fields(model, rel.target).len() > 1
 }

@@ -4,7 +4,8 @@
 //!
 //! Order: `create<T>` (except `User`), `update<T>`, `updateOrCreate<T>`, `delete<T>`, then
 //! `set<R>`, `unset<R>`, `addTo<R>`, `removeFrom<R>` where the reference generates them, then
-//! `createUser`, then the extensions `deleteMany<Plural>` and `updateMany<Plural>`.
+//! `createUser`, then the extensions `deleteMany<Plural>` and `updateMany<Plural>`. `File` has
+//! neither `create<T>` nor `updateOrCreate<T>`: its nodes come from uploads.
 
 use async_graphql::indexmap::IndexMap;
 use async_graphql::registry::{MetaInputValue, Registry};
@@ -38,13 +39,15 @@ pub(crate) fn mutation_fields(service: &ServiceMeta) -> Vec<(String, MutationFie
     let model = |out: &mut Vec<_>, name: String, m: &'static ModelMeta, call| {
         out.push((name, MutationField::Model(m, call)));
     };
-    for m in models.iter().filter(|m| !is_user(m)) {
+    // `File` nodes are made by the File API only (seed §4.5): no `createFile`, and no
+    // `updateOrCreateFile`, which could create one.
+    for m in models.iter().filter(|m| !is_user(m) && !m.is_file()) {
         model(&mut out, svc_names::create_field(m.name), m, Call::Create);
     }
     for m in models {
         model(&mut out, svc_names::update_field(m.name), m, Call::Update);
     }
-    for m in models {
+    for m in models.iter().filter(|m| !m.is_file()) {
         let name = svc_names::update_or_create_field(m.name);
         model(&mut out, name, m, Call::UpdateOrCreate);
     }

@@ -84,7 +84,12 @@ pub trait Observer: Send + Sync {
 pub struct Writes<'a> {
     statements: Counted<'a, Tx>,
     service: &'static crate::model::ServiceMeta,
-    changes: Option<Mutex<Vec<Change>>>,
+    /// Whether an observer wants every change.
+    observed: bool,
+    /// The changes recorded: every change when [`Writes::observed`], otherwise only the
+    /// deletions of `File` nodes, which every service's observers are told of whatever they
+    /// want, since their stored files have to go ([`Writes::reports`]).
+    changes: Mutex<Vec<Change>>,
 }
 
 impl<'a> std::ops::Deref for Writes<'a> {
@@ -98,16 +103,19 @@ impl Writes<'_> {
     /// Whether the changes are recorded (someone observes them): what needs statements of its
     /// own, such as a node's values before an update, is read only then.
     pub fn observed(&self) -> bool {
-        self.changes.is_some()
+        self.observed
+    }
+
+    /// Whether deleting nodes of `model` is recorded, with what they held: always for `File`.
+    pub fn reports(&self, model: &ModelMeta, kind: ChangeKind) -> bool {
+        self.observed || (kind == ChangeKind::Deleted && model.is_file())
     }
 
     fn record(&self, change: Change) {
-        if let Some(changes) = &self.changes {
-            changes
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(change);
-        }
+        self.changes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(change);
     }
 
     /// Records a node written.
@@ -119,7 +127,7 @@ impl Writes<'_> {
         fields: Vec<&'static str>,
         previous: Option<Vec<Val>>,
     ) {
-        if self.observed() {
+        if self.reports(model, kind) {
             self.record(Change::Node {
                 model,
                 id: id.to_owned(),
@@ -159,9 +167,7 @@ impl Writes<'_> {
     }
 
     fn into_changes(self) -> Vec<Change> {
-        self.changes
-            .map(|changes| changes.into_inner().unwrap_or_else(|e| e.into_inner()))
-            .unwrap_or_default()
+        self.changes.into_inner().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -180,7 +186,31 @@ pub(crate) async fn commit<T, B>(
 where
     B: AsyncFnOnce(&Writes<'_>) -> ApiResult<T>,
 {
-    let observers = &req.state().observers;
+    run(req, unit, &req.state().observers, body).await
+}
+
+/// [`commit`] of a write no observer is told of: the File API's (reference §4.4: uploads fire
+/// no events).
+pub(crate) async fn commit_unobserved<T, B>(
+    req: &Request,
+    unit: WriteUnit,
+    body: impl Fn() -> B,
+) -> ApiResult<T>
+where
+    B: AsyncFnOnce(&Writes<'_>) -> ApiResult<T>,
+{
+    run(req, unit, &[], body).await
+}
+
+async fn run<T, B>(
+    req: &Request,
+    unit: WriteUnit,
+    observers: &[Arc<dyn Observer>],
+    body: impl Fn() -> B,
+) -> ApiResult<T>
+where
+    B: AsyncFnOnce(&Writes<'_>) -> ApiResult<T>,
+{
     let mut retries = 0;
     loop {
         let tx = req.db().begin_write(unit).await?;
@@ -190,10 +220,8 @@ where
                 counter: req.counter(),
             },
             service: req.state().service,
-            changes: observers
-                .iter()
-                .any(|o| o.active())
-                .then(|| Mutex::new(Vec::new())),
+            observed: observers.iter().any(|o| o.active()),
+            changes: Mutex::default(),
         };
         let done = match body()(&writes).await {
             Ok(out) => {

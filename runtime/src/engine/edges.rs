@@ -401,7 +401,7 @@ pub(crate) async fn delete_nodes(
             .push(" WHERE ")
             .ident(id_col)
             .id_in(ids.iter().map(String::as_str));
-        if !tx.observed() {
+        if !tx.reports(m, ChangeKind::Deleted) {
             tx.execute(sql).await?;
             continue;
         }

@@ -9,7 +9,8 @@ use super::edges::{
     check_id, connect, disconnect_except, link_if_exists, only_links, verify_exist,
 };
 use crate::model::{
-    ApiError, ApiResult, FieldMeta, Kind, ModelMeta, RelArg, Val, Write, cuid, get, node_values,
+    ApiError, ApiResult, FILE_READ_ONLY, FieldMeta, Kind, ModelMeta, RelArg, Val, Write, cuid, get,
+    node_values,
 };
 use crate::permissions::Perms;
 use crate::query::select::{locked_rows_sql, push_returning, push_select};
@@ -74,10 +75,25 @@ pub(super) async fn update_node(
     write: Write,
 ) -> ApiResult<Row> {
     check_id(id)?;
+    check_read_only(meta, &write.values)?;
     perms.check_write(tx, meta, Some(&[id]), &write).await?;
     let row = modify_row(tx, meta, id, write.values).await?;
     apply_relations(tx, perms, meta, id, write.rels, true).await?;
     Ok(row)
+}
+
+/// 3019 when a write of `File` sets a field only the File API writes ([`FILE_READ_ONLY`]).
+pub(super) fn check_read_only(meta: &ModelMeta, values: &[(usize, Option<Val>)]) -> ApiResult<()> {
+    if !meta.is_file() {
+        return Ok(());
+    }
+    for (i, value) in values {
+        let name = meta.fields[*i].name;
+        if value.is_some() && FILE_READ_ONLY.contains(&name) {
+            return Err(ApiError::ReadonlyField(name));
+        }
+    }
+    Ok(())
 }
 
 /// Connects, replaces and creates what the relation arguments of node `id` say.

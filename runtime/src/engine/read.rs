@@ -150,6 +150,17 @@ pub async fn by_id<R: Record>(req: &Request, id: &str) -> ApiResult<Option<R>> {
     find_by::<R, _>(&req.reads(), R::META.id, &Val::String(id.to_owned())).await
 }
 
+/// Reads the row of the node of `meta` whose `field` equals `val`, with no permission check:
+/// for the system's own reads (the File API finds a file by its secret).
+pub async fn row_by(
+    req: &Request,
+    meta: &ModelMeta,
+    field: usize,
+    val: &Val,
+) -> ApiResult<Option<Row>> {
+    find_row(&req.reads(), meta, field, val).await
+}
+
 /// Reads the node whose `field` equals `val`.
 pub(crate) async fn find_by<R: Record, C: Statements + ?Sized>(
     exec: &Counted<'_, C>,

@@ -8,13 +8,13 @@ use std::sync::Arc;
 use sea_orm::SqlErr;
 
 use super::Request;
-use super::commit::{ChangeKind, Writes, commit};
+use super::commit::{ChangeKind, Writes, commit, commit_unobserved};
 use super::edges::{
     check_id, connect, delete_nodes, disconnect_pair, only_links, push_edge_insert, verify_exist,
 };
 use super::nodes::{
-    check_required, insert_node, not_found, partner_copies, previous_values, push_insert,
-    push_sets, scalar_sets, supplied, update_node, write_error,
+    check_read_only, check_required, insert_node, not_found, partner_copies, previous_values,
+    push_insert, push_sets, scalar_sets, supplied, update_node, write_error,
 };
 use super::read::{find_by, find_row};
 use crate::model::{ApiError, ApiResult, ModelMeta, Record, Val, Write, cuid, get, is_valid_id};
@@ -34,6 +34,20 @@ pub async fn create<R: Record>(req: &Arc<Request>, args: Write) -> ApiResult<R> 
             .await?
         };
     Ok(R::decode(&row)?)
+}
+
+/// A node the system writes, the File API's `File` nodes: the request's principal is the
+/// system's (no permission applies) and no observer is told (uploads fire no events).
+pub async fn create_unobserved(
+    req: &Arc<Request>,
+    meta: &'static ModelMeta,
+    args: Write,
+) -> ApiResult<Row> {
+    let perms = req.perms();
+    commit_unobserved(req, WriteUnit::Bounded, || {
+        async |tx: &Writes<'_>| insert_node(tx, &perms, meta, args.clone(), None).await
+    })
+    .await
 }
 
 /// Whether a create (with no permission to check) can be a single statement: no nested
@@ -235,6 +249,7 @@ pub async fn update_many(
     if let Some(f) = &filter {
         f.check()?;
     }
+    check_read_only(meta, &data)?;
     let perms = req.perms();
     let write = Write {
         values: data,

@@ -7,6 +7,7 @@
 //! the principal goes into the engine's request of every GraphQL request of the envelope.
 
 mod envelope;
+mod files;
 mod ndf;
 mod nulls;
 mod render;
@@ -18,7 +19,7 @@ pub use subscriptions::SocketTimes;
 use std::sync::Arc;
 
 use actix_web::dev::Server;
-use actix_web::http::header;
+use actix_web::http::{Method, header};
 use actix_web::{App, HttpServer, web};
 use async_graphql::{EmptyMutation, EmptySubscription, Schema};
 
@@ -73,6 +74,10 @@ pub struct Service<S: ServiceDef> {
     pub(super) times: SocketTimes,
     /// The most characters of element text an NDF export response holds.
     pub(super) export_page_limit: usize,
+    /// The File API's store and addresses; `None` serves no files.
+    pub(super) files: Option<Arc<crate::files::Files>>,
+    /// The Image API, over the same store.
+    pub(super) images: Option<Arc<crate::files::images::Images>>,
     /// Where the NDF export pages handed out last end ([`crate::ndf::export::Resumes`]).
     pub(super) export_resumes: Arc<crate::ndf::export::Resumes>,
     /// Turns true when the server is asked to stop ([`Closing`]).
@@ -162,6 +167,8 @@ impl<S: ServiceDef> Service<S> {
             times: SocketTimes::default(),
             export_page_limit: crate::ndf::DEFAULT_PAGE_LIMIT,
             export_resumes: Arc::default(),
+            files: None,
+            images: None,
             stop_requested: Arc::new(tokio::sync::watch::channel(false).0),
             closing: closing.1,
             closing_sender: Arc::new(closing.0),
@@ -180,6 +187,13 @@ impl<S: ServiceDef> Service<S> {
     /// Sets the most characters of element text an NDF export response holds.
     pub fn with_export_page_limit(mut self, limit: usize) -> Self {
         self.export_page_limit = limit.max(1);
+        self
+    }
+
+    /// Serves the File API from `files`.
+    pub fn with_files(mut self, files: Arc<crate::files::Files>) -> Self {
+        self.images = Some(Arc::new(crate::files::images::Images::new(files.clone())));
+        self.files = Some(files);
         self
     }
 
@@ -301,6 +315,28 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
             web::get().to(routes::playground_asset),
         )
         .route("/system", web::post().to(routes::system::<S>))
+        .service(
+            web::resource("/file/v1/{id}")
+                .route(web::post().to(files::upload::<S>))
+                .route(web::get().to(files::upload_get))
+                .route(web::method(Method::OPTIONS).to(files::upload_options))
+                .default_service(web::route().to(routes::fallback)),
+        )
+        .service(
+            web::resource([
+                "/images/v1/{id}/{secret}",
+                "/images/v1/{id}/{secret}/{ops:.*}",
+            ])
+            .route(web::get().to(files::image::<S>))
+            .default_service(web::route().to(routes::fallback)),
+        )
+        .route("/images/{rest:.*}", web::get().to(files::image_legacy))
+        .service(
+            web::resource("/files/v1/{id}/{secret}")
+                .route(web::get().to(files::download::<S>))
+                .route(web::head().to(files::download::<S>))
+                .default_service(web::route().to(routes::fallback)),
+        )
         .route("/simple/v1/{id}", web::post().to(routes::api::<S, SIMPLE>))
         .route(
             "/simple/v1/{id}",

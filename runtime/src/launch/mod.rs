@@ -73,6 +73,9 @@ pub fn run<S: ServiceDef>() -> ExitCode {
             );
             println!("  Playground   GET  {base}/simple/v1/{id}");
             println!("  Permissions  POST {base}/simple/v1/{id}/permissions");
+            println!("  File API     POST {base}/file/v1/{id}");
+            println!("  Files        GET  {base}/files/v1/{id}/<secret>");
+            println!("  Images       GET  {base}/images/v1/{id}/<secret>/<operations>");
             println!("  System API   POST {base}/system");
             println!("  Health       GET  {base}/status");
             // The server stops itself on SIGINT and SIGTERM; its subscription sockets are

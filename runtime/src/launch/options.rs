@@ -51,6 +51,18 @@ pub struct Options {
     /// 10 MB).
     #[arg(long, env = "SVC_EXPORT_PAGE_LIMIT", default_value_t = 10_000_000)]
     pub export_page_limit: usize,
+    /// Where uploaded files are stored: a directory or a `file://` URL; default: `files/` under
+    /// the service's `.svc/`.
+    #[arg(long, env = "SVC_FILE_STORE")]
+    pub file_store: Option<String>,
+    /// The most bytes one upload may hold (the seed's 200 MB).
+    #[arg(long, env = "SVC_MAX_UPLOAD_BYTES", default_value_t = crate::files::DEFAULT_MAX_UPLOAD)]
+    pub max_upload_bytes: u64,
+    /// `{files_url}`: the public base address of downloads; a file's `url` is
+    /// `{files_url}/<service id>/<secret>`. Default: this server's `/files/v1` at the address an
+    /// upload was sent to.
+    #[arg(long, env = "SVC_FILES_URL")]
+    pub files_url: Option<String>,
 }
 
 /// Secrets stay out of debug output.
@@ -68,6 +80,9 @@ impl fmt::Debug for Options {
             .field("idle_timeout_ms", &self.idle_timeout_ms)
             .field("init_timeout_ms", &self.init_timeout_ms)
             .field("export_page_limit", &self.export_page_limit)
+            .field("file_store", &self.file_store)
+            .field("max_upload_bytes", &self.max_upload_bytes)
+            .field("files_url", &self.files_url)
             .finish()
     }
 }

@@ -9,6 +9,7 @@ use super::options::redact;
 use crate::auth::{Auth, SecretError, service_secret};
 use crate::engine::{Observer, State};
 use crate::events::{EventBus, LocalBus, PgBus};
+use crate::files::{Cleanup, Files};
 use crate::http::{Closing, Service, SocketTimes, bind};
 use crate::migrate::{self, Hints, MigrationError, Outcome, Schema, ddl};
 use crate::model::{ServiceDef, cuid};
@@ -27,6 +28,8 @@ pub enum StartError {
         source: std::io::Error,
     },
     /// The database cannot be reached; the text has the URL's password hidden.
+    #[error("{0}")]
+    Files(String),
     #[error("cannot connect to the database: {0}")]
     Connect(String),
     /// The migration to the compiled model failed or needs `--force`; the text has its plan.
@@ -162,8 +165,25 @@ pub async fn start<S: ServiceDef>(
     } else {
         Arc::new(LocalBus::default())
     };
+    let file_store = match options.file_store {
+        Some(store) => store,
+        None => service_data_dir(S::DIR)?
+            .join("files")
+            .display()
+            .to_string(),
+    };
+    let files = Files::open(
+        &file_store,
+        S::META,
+        service_id.clone(),
+        options.files_url,
+        options.max_upload_bytes,
+    )
+    .map(Arc::new)
+    .map_err(StartError::Files)?;
     let mut observers = observers;
     observers.push(events.clone());
+    observers.push(Arc::new(Cleanup::new(files.clone())));
     let state = Arc::new(State {
         db,
         service: S::META,
@@ -179,7 +199,8 @@ pub async fn start<S: ServiceDef>(
         options.master_token,
     )
     .with_socket_times(times)
-    .with_export_page_limit(export_page_limit);
+    .with_export_page_limit(export_page_limit)
+    .with_files(files);
     let port = options.port;
     let closing = svc.closing();
     let (server, port) = bind(svc, port).map_err(|source| StartError::Listen { port, source })?;
@@ -196,6 +217,13 @@ pub async fn start<S: ServiceDef>(
 /// The default database: `<service dir>/.svc/data.db`, or `./.svc/data.db` when the directory the
 /// service was built from is gone.
 fn default_database_url(service_dir: &str) -> Result<String, StartError> {
+    let dir = service_data_dir(service_dir)?;
+    Ok(format!("sqlite://{}", dir.join("data.db").display()))
+}
+
+/// `<service dir>/.svc`, or `./.svc` when the directory the service was built from is gone;
+/// created when missing.
+fn service_data_dir(service_dir: &str) -> Result<std::path::PathBuf, StartError> {
     let base = if Path::new(service_dir).is_dir() {
         Path::new(service_dir).to_path_buf()
     } else {
@@ -206,5 +234,5 @@ fn default_database_url(service_dir: &str) -> Result<String, StartError> {
         path: dir.clone(),
         source,
     })?;
-    Ok(format!("sqlite://{}", dir.join("data.db").display()))
+    Ok(dir)
 }

@@ -26,6 +26,8 @@ pub enum ApiError {
     },
     InvalidConnectionArguments,
     FieldCannotBeNull(&'static str),
+    /// 3019: a write sets a field only the system writes (`File.secret`, …).
+    ReadonlyField(&'static str),
     InvalidFirstArgument,
     InvalidLastArgument,
     InvalidSkipArgument,
@@ -88,6 +90,7 @@ impl ApiError {
             ApiError::FieldCannotBeNull(f) => format!(
                 "You are trying to set a required field to null. If you are using GraphQL arguments, make sure that you specify a value for all arguments. Fieldname if known: {f}"
             ),
+            ApiError::ReadonlyField(f) => format!("The field {f} is read only."),
             ApiError::InvalidFirstArgument => "The 'first' argument must be non negative".to_owned(),
             ApiError::InvalidLastArgument => "The 'last' argument must be non negative".to_owned(),
             ApiError::InvalidSkipArgument => "The 'skip' argument must be non negative".to_owned(),
@@ -133,6 +136,7 @@ impl ApiError {
             ApiError::UniqueConstraintViolation { .. } => 3010,
             ApiError::InvalidConnectionArguments => 3014,
             ApiError::FieldCannotBeNull(_) => 3020,
+            ApiError::ReadonlyField(_) => 3019,
             ApiError::InvalidFirstArgument => 3026,
             ApiError::InvalidLastArgument => 3027,
             ApiError::InvalidSkipArgument => 3028,

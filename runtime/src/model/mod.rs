@@ -24,8 +24,8 @@ pub use record::{
 };
 pub use service::{ServiceDef, Visitor};
 pub use tables::{
-    EnumMeta, FieldMeta, Kind, Lit, MigrationHint, ModelMeta, RelFieldMeta, RelationMeta,
-    ServiceMeta,
+    EnumMeta, FILE_MODEL, FILE_READ_ONLY, FieldMeta, Kind, Lit, MigrationHint, ModelMeta,
+    RelFieldMeta, RelationMeta, ServiceMeta,
 };
 pub use value::{
     DateTime, Json, Val, cuid, datetime_text, format_datetime, is_valid_id, parse_datetime,

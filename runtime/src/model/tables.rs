@@ -136,6 +136,13 @@ impl FieldMeta {
     }
 }
 
+/// The name of the system type of uploaded files (reference §1.5): every service has it, the
+/// File API creates its nodes, and deleting one deletes its stored file.
+pub const FILE_MODEL: &str = "File";
+
+/// The fields of `File` that only the File API writes: an update that sets one fails with 3019.
+pub const FILE_READ_ONLY: [&str; 4] = ["secret", "url", "contentType", "size"];
+
 /// One model type.
 #[derive(Debug)]
 pub struct ModelMeta {
@@ -325,6 +332,11 @@ pub enum MigrationHint {
 }
 
 impl ModelMeta {
+    /// Whether this is the system type of uploaded files ([`FILE_MODEL`]).
+    pub fn is_file(&self) -> bool {
+        self.name == FILE_MODEL
+    }
+
     /// Looks a column field up by name.
     pub fn field_index(&self, name: &str) -> Option<usize> {
         self.fields.iter().position(|f| f.name == name)

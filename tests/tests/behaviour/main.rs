@@ -77,6 +77,7 @@ mod node;
 mod support;
 
 mod auth;
+mod files;
 mod migrations;
 mod ndf;
 mod relations;

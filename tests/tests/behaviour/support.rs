@@ -185,6 +185,10 @@ pub struct Server {
     socket_timeouts: (u64, u64),
     /// The most characters of element text an NDF export page holds.
     export_page_limit: usize,
+    /// The most bytes one upload may hold.
+    max_upload: u64,
+    /// The directory the server stores uploaded files in, removed when the server is dropped.
+    pub file_store: PathBuf,
     /// Declared last: dropped after the server has stopped.
     database: TestDatabase,
 }
@@ -252,8 +256,19 @@ impl Server {
             observers,
             socket_timeouts: (IDLE_TIMEOUT_MS, INIT_TIMEOUT_MS),
             export_page_limit: 10_000_000,
+            max_upload: svc_runtime::files::DEFAULT_MAX_UPLOAD,
+            file_store: std::env::temp_dir().join(format!("svc-files-{}", unique_name())),
             database,
         }
+    }
+
+    /// Starts a server on a fresh database whose uploads hold at most `max_upload` bytes.
+    pub async fn start_with_max_upload(db: Db, max_upload: u64) -> Option<Server> {
+        let database = TestDatabase::create(db).await?;
+        let mut srv = Server::unstarted(database, Vec::new());
+        srv.max_upload = max_upload;
+        srv.launch(Some(SECRET)).await;
+        Some(srv)
     }
 
     async fn launch(&mut self, secret: Option<&str>) {
@@ -268,6 +283,9 @@ impl Server {
             idle_timeout_ms: self.socket_timeouts.0,
             init_timeout_ms: self.socket_timeouts.1,
             export_page_limit: self.export_page_limit,
+            file_store: Some(self.file_store.display().to_string()),
+            max_upload_bytes: self.max_upload,
+            files_url: None,
         };
         let observers = self.observers.clone();
         let running = tokio::task::spawn_blocking(move || {
@@ -503,6 +521,7 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
+        let _ = std::fs::remove_dir_all(&self.file_store);
     }
 }
 

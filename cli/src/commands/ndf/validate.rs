@@ -766,7 +766,7 @@ type Post @model {
             ),
             vec![
                 "nodes/000001.json, element 0, field `firstName`: expects a string, not 5",
-                "nodes/000001.json, element 1, field `_typeName`: `Usr` is not a type of the model (its types: User, Post)",
+                "nodes/000001.json, element 1, field `_typeName`: `Usr` is not a type of the model (its types: User, Post, File)",
                 "nodes/000001.json, element 2, field `id`: `not valid!` is not a valid id (1 to 25 letters, digits, `-` or `_`)",
                 "nodes/000001.json, element 2, field `age`: expects a 32-bit integer, not 1.5",
                 "nodes/000001.json, element 2, field `nope`: `User` has no such field",

@@ -12,6 +12,7 @@ pub mod fields;
 pub mod names;
 pub mod relations;
 pub mod service;
+pub mod system;
 pub mod types;
 
 use crate::diagnostics::Diagnostics;
@@ -46,6 +47,7 @@ pub fn validate(
     defaults::check(&ast, &mut diags);
     collisions::check(&ast, &mut diags);
     service::check(&ast, config, &mut diags);
+    system::check(&ast, &mut diags);
     if diags.is_empty() {
         let mut model = lower(&ast, config);
         permissions::compile(&mut model, config, &queries, &mut query_diags);

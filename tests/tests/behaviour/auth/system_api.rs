@@ -159,7 +159,7 @@ db_tests! {
                 system_error(&query, "generateNodeToken", 3000, &format!("expirationInSeconds must be at least 1, got {seconds}"))
             );
         }
-        let types = "'User', 'Post', 'Category', 'Child', 'Profile', 'Comment'";
+        let types = "'User', 'Post', 'Category', 'Child', 'Profile', 'Comment', 'File'";
         let query = node_token_mutation(root, SERVICE_ID, &id, "Nope", "");
         assert_eq!(
             system(srv, &query).await,

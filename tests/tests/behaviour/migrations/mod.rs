@@ -422,6 +422,9 @@ db_cases! {
                 idle_timeout_ms: 3_600_000,
                 init_timeout_ms: 3_000,
                 export_page_limit: 10_000_000,
+                file_store: Some(std::env::temp_dir().join("svc-files-migrating").display().to_string()),
+                max_upload_bytes: svc_runtime::files::DEFAULT_MAX_UPLOAD,
+                files_url: None,
             };
             tokio::task::spawn_blocking(move || svc_runtime::spawn::<example_model::Service>(options))
                 .await

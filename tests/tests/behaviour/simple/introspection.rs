@@ -212,9 +212,9 @@ db_tests! {
         let fields: Vec<String> = names(&query["fields"]).into_iter().filter(|n| n != "user").collect();
         assert_eq!(fields, [
             "allUsers", "allPosts", "allCategories", "allChildren", "allProfiles", "allComments",
-            "_allUsersMeta", "_allPostsMeta", "_allCategoriesMeta", "_allChildrenMeta",
-            "_allProfilesMeta", "_allCommentsMeta",
-            "User", "Post", "Category", "Child", "Profile", "Comment", "node",
+            "allFiles", "_allUsersMeta", "_allPostsMeta", "_allCategoriesMeta", "_allChildrenMeta",
+            "_allProfilesMeta", "_allCommentsMeta", "_allFilesMeta",
+            "User", "Post", "Category", "Child", "Profile", "Comment", "File", "node",
         ]);
         let field = |name: &str| find(&query["fields"], name);
         assert_eq!(sdl(&field("allPosts")["type"]), "[Post!]!");

@@ -1,0 +1,199 @@
+//! The Image API (seed §4.7, reference §9.2): an uploaded image resized, cropped or renamed by
+//! the segments of its address. Each variant is computed once: it is stored in the object store
+//! under a key derived from the operations, and served from there afterwards; requests for a
+//! variant being computed wait for it rather than compute it again. At most one variant per core
+//! is computed at a time, which bounds the memory decoding takes.
+
+pub mod ops;
+pub mod transform;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use object_store::path::Path as Key;
+use object_store::{ObjectStoreExt, PutPayload};
+use tokio::sync::Semaphore;
+
+use super::Files;
+use super::download::{self, Stored};
+use crate::engine::Request;
+use ops::Ops;
+
+/// The largest file the API reads (the seed's 25 MB).
+pub const MAX_INPUT_BYTES: u64 = 25 * 1024 * 1024;
+
+/// The largest variant the API answers (the seed's 6 MB).
+pub const MAX_OUTPUT_BYTES: usize = 6 * 1024 * 1024;
+
+/// What an image address answers.
+#[derive(Debug)]
+pub enum Served {
+    /// The file as stored: no operation, or a GIF or SVG (reference §9.2).
+    Original(Stored),
+    /// A computed variant; `cached` when it was read from the store.
+    Variant {
+        stored: Stored,
+        bytes: Bytes,
+        cached: bool,
+    },
+}
+
+/// Why an image address answers no image.
+#[derive(Debug)]
+pub enum ImageError {
+    /// No such file (404).
+    NotFound,
+    /// The reference's text, answered with HTTP 400.
+    Refused(String),
+    /// The store or the database failed (500; the cause is logged).
+    Internal(String),
+}
+
+/// The Image API of one service.
+#[derive(Debug)]
+pub struct Images {
+    files: Arc<Files>,
+    /// The variants being computed, each behind a lock that requests for it wait on.
+    computing: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// One permit per core: how many variants are computed at once.
+    permits: Semaphore,
+    /// How many variants were computed (not read from the store) since start.
+    computed: AtomicU64,
+}
+
+impl Images {
+    pub fn new(files: Arc<Files>) -> Images {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Images {
+            files,
+            computing: Mutex::default(),
+            permits: Semaphore::new(cores),
+            computed: AtomicU64::new(0),
+        }
+    }
+
+    pub fn files(&self) -> &Files {
+        &self.files
+    }
+
+    /// How many variants were computed since start.
+    pub fn computed(&self) -> u64 {
+        self.computed.load(Ordering::Relaxed)
+    }
+
+    /// What the address `segments` (after the secret) of the file `secret` answers.
+    pub async fn serve(
+        &self,
+        req: &Request,
+        secret: &str,
+        segments: &[&str],
+    ) -> Result<Served, ImageError> {
+        let ops = ops::parse(segments).map_err(ImageError::Refused)?;
+        let files = &self.files;
+        let stored = download::find(files, req, secret)
+            .await
+            .map_err(|e| ImageError::Internal(format!("{e:?}")))?
+            .ok_or(ImageError::NotFound)?;
+        if stored.size > MAX_INPUT_BYTES {
+            return Err(ImageError::Refused("File too big".to_owned()));
+        }
+        if !stored.content_type.contains("image") {
+            return Err(ImageError::Refused("File not an image".to_owned()));
+        }
+        let passed = matches!(stored.content_type.as_str(), "image/gif" | "image/svg+xml");
+        if ops.is_none() || passed {
+            return Ok(Served::Original(stored));
+        }
+        let key = files.variants(secret).join(ops.key());
+        if let Some(bytes) = self.cached(&key).await? {
+            return Ok(Served::Variant {
+                stored,
+                bytes,
+                cached: true,
+            });
+        }
+        let lock = self.lock(&key);
+        let computed = {
+            let _computing = lock.lock().await;
+            // Whoever held the lock before may have computed it.
+            match self.cached(&key).await? {
+                Some(bytes) => Ok((bytes, true)),
+                None => self.compute(&stored, &key, ops).await.map(|b| (b, false)),
+            }
+        };
+        self.unlock(&key, lock);
+        let (bytes, cached) = computed?;
+        Ok(Served::Variant {
+            stored,
+            bytes,
+            cached,
+        })
+    }
+
+    /// The variant at `key`, if it was computed before.
+    async fn cached(&self, key: &Key) -> Result<Option<Bytes>, ImageError> {
+        match self.files.store.get(key).await {
+            Ok(got) => got
+                .bytes()
+                .await
+                .map(Some)
+                .map_err(|e| ImageError::Internal(e.to_string())),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(ImageError::Internal(e.to_string())),
+        }
+    }
+
+    /// Computes the variant `ops` of `stored` and keeps it at `key`.
+    async fn compute(&self, stored: &Stored, key: &Key, ops: Ops) -> Result<Bytes, ImageError> {
+        let _permit = self
+            .permits
+            .acquire()
+            .await
+            .map_err(|e| ImageError::Internal(e.to_string()))?;
+        let internal = |e: object_store::Error| ImageError::Internal(e.to_string());
+        let source = match self.files.store.get(&self.files.key(&stored.secret)).await {
+            Ok(got) => got.bytes().await.map_err(internal)?,
+            Err(object_store::Error::NotFound { .. }) => return Err(ImageError::NotFound),
+            Err(e) => return Err(internal(e)),
+        };
+        let out = tokio::task::spawn_blocking(move || transform::apply(&source, &ops))
+            .await
+            .map_err(|e| ImageError::Internal(e.to_string()))?
+            .map_err(|refused| ImageError::Refused(refused.0))?;
+        if out.len() > MAX_OUTPUT_BYTES {
+            return Err(ImageError::Refused(format!(
+                "Error: The resulting image is {} bytes, more than the {MAX_OUTPUT_BYTES} bytes an image may have",
+                out.len()
+            )));
+        }
+        let bytes = Bytes::from(out);
+        // `put` writes the whole object or nothing under the key.
+        self.files
+            .store
+            .put(key, PutPayload::from_bytes(bytes.clone()))
+            .await
+            .map_err(internal)?;
+        self.computed.fetch_add(1, Ordering::Relaxed);
+        Ok(bytes)
+    }
+
+    /// The lock of the variant at `key`, made when nobody holds it.
+    fn lock(&self, key: &Key) -> Arc<tokio::sync::Mutex<()>> {
+        let mut computing = self.computing.lock().unwrap_or_else(|e| e.into_inner());
+        computing.entry(key.to_string()).or_default().clone()
+    }
+
+    /// Forgets the lock of `key` once no other request holds a handle on it.
+    fn unlock(&self, key: &Key, lock: Arc<tokio::sync::Mutex<()>>) {
+        let mut computing = self.computing.lock().unwrap_or_else(|e| e.into_inner());
+        drop(lock);
+        if computing
+            .get(key.as_ref())
+            .is_some_and(|l| Arc::strong_count(l) == 1)
+        {
+            computing.remove(key.as_ref());
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! Computing one variant of an image (reference §9.2): decode within limits, turn upright by the
+//! EXIF orientation, crop, resize (Lanczos-3, as sharp does by default), encode in the format
+//! the image came in. Runs on a blocking thread; it allocates only after the header said the
+//! image is within [`MAX_INPUT_SIDE`], so a small file that claims huge dimensions costs nothing.
+
+use std::io::Cursor;
+
+use fast_image_resize::{FilterType, ResizeAlg, ResizeOptions, Resizer};
+use image::codecs::jpeg::JpegEncoder;
+use image::codecs::png::{CompressionType, PngEncoder};
+use image::codecs::webp::WebPEncoder;
+use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
+
+use super::ops::{Crop, Ops};
+
+/// The largest width or height of an image the API decodes.
+pub const MAX_INPUT_SIDE: u32 = 10_000;
+
+/// The most memory one decode may allocate.
+const MAX_ALLOC: u64 = 512 * 1024 * 1024;
+
+/// JPEG quality of computed variants (sharp's default).
+const JPEG_QUALITY: u8 = 80;
+
+/// Why an image could not be computed; the text is answered with HTTP 400.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused(pub String);
+
+/// The formats the API computes variants of (GIF and SVG are served as stored).
+fn supported(format: ImageFormat) -> bool {
+    matches!(
+        format,
+        ImageFormat::Png | ImageFormat::Jpeg | ImageFormat::Bmp | ImageFormat::WebP
+    )
+}
+
+/// The variant of `source` that `ops` describe, in the source's format.
+pub fn apply(source: &[u8], ops: &Ops) -> Result<Vec<u8>, Refused> {
+    let unreadable =
+        |e: image::ImageError| Refused(format!("Error: The image could not be read: {e}"));
+    let reader = ImageReader::new(Cursor::new(source))
+        .with_guessed_format()
+        .map_err(|e| Refused(format!("Error: The image could not be read: {e}")))?;
+    let Some(format) = reader.format().filter(|f| supported(*f)) else {
+        return Err(Refused("File not an image".to_owned()));
+    };
+    // The header first: its dimensions decide before anything is allocated for the pixels.
+    let mut decoder = reader.into_decoder().map_err(|e| match e {
+        image::ImageError::Limits(_) => Refused(format!(
+            "Error: The image is too large: at most {MAX_INPUT_SIDE} pixels on a side"
+        )),
+        e => unreadable(e),
+    })?;
+    let (width, height) = decoder.dimensions();
+    if width > MAX_INPUT_SIDE || height > MAX_INPUT_SIDE {
+        return Err(too_large(width, height));
+    }
+    let mut limits = Limits::default();
+    limits.max_image_width = Some(MAX_INPUT_SIDE);
+    limits.max_image_height = Some(MAX_INPUT_SIDE);
+    limits.max_alloc = Some(MAX_ALLOC);
+    decoder
+        .set_limits(limits)
+        .map_err(|_| too_large(width, height))?;
+    let orientation = decoder.orientation().map_err(unreadable)?;
+    let mut image = DynamicImage::from_decoder(decoder).map_err(|e| match e {
+        image::ImageError::Limits(_) => too_large(width, height),
+        e => unreadable(e),
+    })?;
+    image.apply_orientation(orientation);
+    if let Some(crop) = ops.crop {
+        image = cropped(image, crop)?;
+    }
+    if let Some(resize) = ops.resize {
+        let (w, h) = resize.target(image.width(), image.height());
+        image = resized(&image, w, h)?;
+    }
+    encode(&image, format)
+}
+
+fn too_large(width: u32, height: u32) -> Refused {
+    Refused(format!(
+        "Error: The image is too large: {width}x{height} pixels, at most {MAX_INPUT_SIDE} on a side"
+    ))
+}
+
+/// The part of `image` inside `crop`, clipped to the image.
+fn cropped(image: DynamicImage, crop: Crop) -> Result<DynamicImage, Refused> {
+    if crop.x >= image.width() || crop.y >= image.height() {
+        return Err(Refused(format!(
+            "Error: The crop area {}x{}:{}x{} lies outside the image ({}x{})",
+            crop.x,
+            crop.y,
+            crop.width,
+            crop.height,
+            image.width(),
+            image.height()
+        )));
+    }
+    let width = crop.width.min(image.width() - crop.x);
+    let height = crop.height.min(image.height() - crop.y);
+    Ok(image.crop_imm(crop.x, crop.y, width, height))
+}
+
+fn resized(image: &DynamicImage, width: u32, height: u32) -> Result<DynamicImage, Refused> {
+    if (width, height) == (image.width(), image.height()) {
+        return Ok(image.clone());
+    }
+    let mut out = DynamicImage::new(width, height, image.color());
+    let options = ResizeOptions::new().resize_alg(ResizeAlg::Convolution(FilterType::Lanczos3));
+    Resizer::new()
+        .resize(image, &mut out, &options)
+        .map_err(|e| Refused(format!("Error: The image could not be resized: {e}")))?;
+    Ok(out)
+}
+
+fn encode(image: &DynamicImage, format: ImageFormat) -> Result<Vec<u8>, Refused> {
+    let failed =
+        |e: image::ImageError| Refused(format!("Error: The image could not be written: {e}"));
+    let mut out = Vec::new();
+    match format {
+        ImageFormat::Jpeg => {
+            // JPEG has no alpha channel.
+            let rgb;
+            let image = if image.color().has_alpha() {
+                rgb = DynamicImage::ImageRgb8(image.to_rgb8());
+                &rgb
+            } else {
+                image
+            };
+            image
+                .write_with_encoder(JpegEncoder::new_with_quality(&mut out, JPEG_QUALITY))
+                .map_err(failed)?;
+        }
+        ImageFormat::Png => image
+            .write_with_encoder(PngEncoder::new_with_quality(
+                &mut out,
+                CompressionType::Fast,
+                image::codecs::png::FilterType::Adaptive,
+            ))
+            .map_err(failed)?,
+        ImageFormat::WebP => image
+            .write_with_encoder(WebPEncoder::new_lossless(&mut out))
+            .map_err(failed)?,
+        _ => image
+            .write_to(&mut Cursor::new(&mut out), format)
+            .map_err(failed)?,
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::files::images::ops::parse;
+
+    fn png(width: u32, height: u32) -> Vec<u8> {
+        let image = image::RgbImage::from_fn(width, height, |x, y| {
+            image::Rgb([(x % 256) as u8, (y % 256) as u8, 128])
+        });
+        let mut out = Vec::new();
+        DynamicImage::ImageRgb8(image)
+            .write_to(&mut Cursor::new(&mut out), ImageFormat::Png)
+            .unwrap();
+        out
+    }
+
+    /// The CRC-32 of PNG chunks.
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+
+    fn dimensions(bytes: &[u8]) -> (u32, u32) {
+        let image = image::load_from_memory(bytes).unwrap();
+        (image.width(), image.height())
+    }
+
+    #[test]
+    fn crop_then_resize() {
+        let source = png(200, 100);
+        let ops = parse(&["50x50", "10x10:100x40"]).unwrap();
+        assert_eq!(dimensions(&apply(&source, &ops).unwrap()), (50, 20));
+        let ops = parse(&["150x10:100x100"]).unwrap();
+        assert_eq!(dimensions(&apply(&source, &ops).unwrap()), (50, 90));
+        let ops = parse(&["200x0:10x10"]).unwrap();
+        assert_eq!(
+            apply(&source, &ops),
+            Err(Refused(
+                "Error: The crop area 200x0:10x10 lies outside the image (200x100)".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn not_an_image_and_bombs_are_refused() {
+        assert_eq!(
+            apply(b"hello, world", &parse(&["10x10"]).unwrap()),
+            Err(Refused("File not an image".into()))
+        );
+        // A PNG whose header claims 60000 x 60000 pixels (its checksum made right), with the
+        // one pixel's data after it.
+        let mut bomb = png(1, 1);
+        bomb[16..20].copy_from_slice(&60_000u32.to_be_bytes());
+        bomb[20..24].copy_from_slice(&60_000u32.to_be_bytes());
+        let crc = crc32(&bomb[12..29]);
+        bomb[29..33].copy_from_slice(&crc.to_be_bytes());
+        assert_eq!(
+            apply(&bomb, &parse(&["10x10"]).unwrap()),
+            Err(Refused(
+                "Error: The image is too large: 60000x60000 pixels, at most 10000 on a side".into()
+            ))
+        );
+    }
+}

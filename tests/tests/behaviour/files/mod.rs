@@ -1,0 +1,416 @@
+//! The File API (seed §2.1, §4.5–§4.6, reference §1.5 and §9.1): uploads over real multipart
+//! requests, the `File` node they write and how the Simple API shows it, downloads with ranges
+//! and validators, the fields only the system writes, the size cap, and deletion removing the
+//! stored object.
+
+mod images;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::{SERVICE_ID, Server, is_cuid};
+
+/// One part of a `multipart/form-data` body.
+struct Part<'a> {
+    name: &'a str,
+    filename: Option<&'a str>,
+    content_type: Option<&'a str>,
+    bytes: &'a [u8],
+}
+
+impl<'a> Part<'a> {
+    fn data(filename: &'a str, bytes: &'a [u8]) -> Part<'a> {
+        Part {
+            name: "data",
+            filename: Some(filename),
+            content_type: Some("application/octet-stream"),
+            bytes,
+        }
+    }
+}
+
+const BOUNDARY: &str = "svc-test-boundary-7MA4YWxkTrZu0gW";
+
+/// The body of a `multipart/form-data` request with these parts, written out by hand so that
+/// each test controls exactly what the server receives.
+fn multipart(parts: &[Part<'_>]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for part in parts {
+        body.extend_from_slice(format!("--{BOUNDARY}\r\n").as_bytes());
+        let mut disposition = format!("Content-Disposition: form-data; name=\"{}\"", part.name);
+        if let Some(filename) = part.filename {
+            disposition.push_str(&format!("; filename=\"{filename}\""));
+        }
+        body.extend_from_slice(disposition.as_bytes());
+        body.extend_from_slice(b"\r\n");
+        if let Some(ty) = part.content_type {
+            body.extend_from_slice(format!("Content-Type: {ty}\r\n").as_bytes());
+        }
+        body.extend_from_slice(b"\r\n");
+        body.extend_from_slice(part.bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{BOUNDARY}--\r\n").as_bytes());
+    body
+}
+
+/// POSTs `parts` to the File API of service `id`, without any credentials.
+async fn upload_to(srv: &Server, id: &str, parts: &[Part<'_>]) -> reqwest::Response {
+    srv.anonymous()
+        .post(srv.url(&format!("/file/v1/{id}")))
+        .header(
+            "Content-Type",
+            format!("multipart/form-data; boundary={BOUNDARY}"),
+        )
+        .body(multipart(parts))
+        .send()
+        .await
+        .expect("the upload request")
+}
+
+/// Uploads one file and returns the answer's JSON, checking the status and `Request-Id`.
+async fn upload(srv: &Server, filename: &str, bytes: &[u8]) -> Value {
+    let res = upload_to(srv, SERVICE_ID, &[Part::data(filename, bytes)]).await;
+    assert_eq!(res.status(), 200, "upload of {filename}");
+    let request_id = res.headers()["Request-Id"].to_str().unwrap().to_owned();
+    assert!(
+        request_id.strip_prefix("local:file:").is_some_and(is_cuid),
+        "{request_id}"
+    );
+    res.json().await.expect("the upload answers JSON")
+}
+
+/// The bytes `0, 1, …, 255, 0, 1, …` of a file of `len` bytes.
+fn pattern(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i % 251) as u8).collect()
+}
+
+/// Where the server stored the object of the file with `secret`.
+fn object_path(srv: &Server, secret: &str) -> std::path::PathBuf {
+    srv.file_store.join(SERVICE_ID).join(secret)
+}
+
+/// Every file under `dir`, recursively (the store's objects and anything half written).
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                out.extend(files_under(&path));
+            } else {
+                out.push(path.display().to_string());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+db_tests! {
+    /// The answer is the reference's object, in its key order, and the node is in the Simple API.
+    async fn an_upload_answers_with_its_file_node(srv) {
+        let bytes = pattern(1000);
+        let uploaded = upload(srv, "photo.png", &bytes).await;
+        let keys: Vec<&String> = uploaded.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["id", "secret", "url", "name", "contentType", "size"]);
+        let id = uploaded["id"].as_str().unwrap();
+        let secret = uploaded["secret"].as_str().unwrap();
+        assert!(is_cuid(id) && is_cuid(secret) && id != secret, "{uploaded}");
+        assert_eq!(
+            uploaded,
+            json!({
+                "id": id,
+                "secret": secret,
+                "url": srv.url(&format!("/files/v1/{SERVICE_ID}/{secret}")),
+                "name": "photo.png",
+                "contentType": "image/png",
+                "size": 1000,
+            })
+        );
+        assert_eq!(std::fs::read(object_path(srv, secret)).unwrap(), bytes);
+        let read = srv
+            .data(&format!(
+                r#"{{ File(id: "{id}") {{ id secret url name contentType size }}
+                     allFiles(filter: {{ name_ends_with: ".png" }}) {{ id }}
+                     _allFilesMeta {{ count }} }}"#
+            ))
+            .await;
+        assert_eq!(
+            read,
+            json!({
+                "File": uploaded,
+                "allFiles": [{ "id": id }],
+                "_allFilesMeta": { "count": 1 },
+            })
+        );
+    }
+
+    /// A part `data` without a file name is stored as `file`, with the type the part declared.
+    async fn an_upload_without_a_filename_is_named_file(srv) {
+        let res = upload_to(
+            srv,
+            SERVICE_ID,
+            &[
+                Part { name: "note", filename: None, content_type: None, bytes: b"ignored" },
+                Part { name: "data", filename: None, content_type: Some("text/plain"), bytes: b"hello" },
+            ],
+        )
+        .await;
+        assert_eq!(res.status(), 200);
+        let uploaded: Value = res.json().await.unwrap();
+        assert_eq!(uploaded["name"], "file");
+        assert_eq!(uploaded["contentType"], "text/plain");
+        assert_eq!(uploaded["size"], 5);
+        let secret = uploaded["secret"].as_str().unwrap();
+        assert_eq!(std::fs::read(object_path(srv, secret)).unwrap(), b"hello");
+    }
+
+    /// Uploads that cannot be: no part `data`, no multipart body, an unknown service. Nothing is
+    /// stored and no node is written.
+    async fn bad_uploads_are_refused_and_store_nothing(srv) {
+        let res = upload_to(
+            srv,
+            SERVICE_ID,
+            &[Part { name: "file", filename: Some("a.txt"), content_type: None, bytes: b"x" }],
+        )
+        .await;
+        assert_eq!(res.status(), 400);
+        let body: Value = res.json().await.unwrap();
+        assert!(
+            body["error"].as_str().unwrap().starts_with("The upload has no form part named `data`"),
+            "{body}"
+        );
+        let res = srv
+            .anonymous()
+            .post(srv.url(&format!("/file/v1/{SERVICE_ID}")))
+            .header("Content-Type", "application/json")
+            .body("{}")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 400);
+        let body: Value = res.json().await.unwrap();
+        assert!(
+            body["error"].as_str().unwrap().starts_with("The upload is not a readable multipart/form-data body"),
+            "{body}"
+        );
+        let res = upload_to(srv, "nope", &[Part::data("a.txt", b"x")]).await;
+        assert_eq!(res.status(), 404);
+        let body: Value = res.json().await.unwrap();
+        assert_eq!(body["code"], 3016);
+        assert_eq!(body["error"], "Project not found: 'nope'");
+        assert_eq!(srv.data("{ _allFilesMeta { count } }").await, json!({ "_allFilesMeta": { "count": 0 } }));
+        assert_eq!(files_under(&srv.file_store), Vec::<String>::new());
+    }
+
+    /// `GET` on the upload endpoint answers 202 `OK`; `OPTIONS` allows the asking origin.
+    async fn the_upload_endpoint_answers_get_and_options(srv) {
+        let url = srv.url(&format!("/file/v1/{SERVICE_ID}"));
+        let res = srv.anonymous().get(&url).send().await.unwrap();
+        assert_eq!(res.status(), 202);
+        assert!(res.headers().contains_key("Request-Id"));
+        assert_eq!(res.text().await.unwrap(), "OK");
+        let res = srv
+            .anonymous()
+            .request(reqwest::Method::OPTIONS, &url)
+            .header("Origin", "https://app.example")
+            .header("Access-Control-Request-Method", "POST")
+            .header("Access-Control-Request-Headers", "x-upload-token")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 202);
+        let header = |name: &str| res.headers()[name].to_str().unwrap().to_owned();
+        assert_eq!(header("Access-Control-Allow-Origin"), "https://app.example");
+        assert_eq!(header("Access-Control-Allow-Headers"), "x-upload-token");
+        assert_eq!(header("Access-Control-Allow-Methods"), "GET, POST, OPTIONS");
+    }
+
+    /// Downloads: the whole file with its headers, ranges, validators, unknown secrets.
+    async fn downloads_serve_ranges_and_validators(srv) {
+        let bytes = pattern(1000);
+        let uploaded = upload(srv, "report 2026.pdf", &bytes).await;
+        let url = uploaded["url"].as_str().unwrap().to_owned();
+        let secret = uploaded["secret"].as_str().unwrap();
+        let get = |headers: &[(&str, &str)]| {
+            let mut req = srv.anonymous().get(&url);
+            for (name, value) in headers {
+                req = req.header(*name, *value);
+            }
+            req.send()
+        };
+        let res = get(&[]).await.unwrap();
+        assert_eq!(res.status(), 200);
+        let header = |res: &reqwest::Response, name: &str| {
+            res.headers().get(name).map(|v| v.to_str().unwrap().to_owned())
+        };
+        let etag = format!("\"{secret}\"");
+        assert_eq!(header(&res, "Content-Type").as_deref(), Some("application/pdf"));
+        assert_eq!(
+            header(&res, "Content-Disposition").as_deref(),
+            Some("filename=\"report%202026.pdf\"; filename*=\"UTF-8''report%202026.pdf\"")
+        );
+        assert_eq!(header(&res, "ETag"), Some(etag.clone()));
+        assert_eq!(header(&res, "Accept-Ranges").as_deref(), Some("bytes"));
+        assert_eq!(header(&res, "Content-Length").as_deref(), Some("1000"));
+        assert_eq!(
+            header(&res, "Cache-Control").as_deref(),
+            Some("public, max-age=31536000, immutable")
+        );
+        assert_eq!(res.bytes().await.unwrap().as_ref(), bytes.as_slice());
+
+        for (range, start, end) in [("bytes=10-19", 10, 20), ("bytes=990-", 990, 1000), ("bytes=-5", 995, 1000), ("bytes=900-5000", 900, 1000)] {
+            let res = get(&[("Range", range)]).await.unwrap();
+            assert_eq!(res.status(), 206, "{range}");
+            assert_eq!(
+                header(&res, "Content-Range"),
+                Some(format!("bytes {start}-{}/1000", end - 1)),
+                "{range}"
+            );
+            assert_eq!(res.bytes().await.unwrap().as_ref(), &bytes[start..end], "{range}");
+        }
+        let res = get(&[("Range", "bytes=1000-")]).await.unwrap();
+        assert_eq!(res.status(), 416);
+        assert_eq!(header(&res, "Content-Range").as_deref(), Some("bytes */1000"));
+        // A range whose `If-Range` names other bytes gets the whole file.
+        let res = get(&[("Range", "bytes=0-9"), ("If-Range", "\"other\"")]).await.unwrap();
+        assert_eq!(res.status(), 200);
+        assert_eq!(res.bytes().await.unwrap().len(), 1000);
+        let res = get(&[("Range", "bytes=0-9"), ("If-Range", etag.as_str())]).await.unwrap();
+        assert_eq!(res.status(), 206);
+        let res = get(&[("If-None-Match", etag.as_str())]).await.unwrap();
+        assert_eq!(res.status(), 304);
+        assert_eq!(header(&res, "ETag"), Some(etag.clone()));
+        let res = srv.anonymous().head(&url).send().await.unwrap();
+        assert_eq!(res.status(), 200);
+        assert_eq!(header(&res, "Content-Length").as_deref(), Some("1000"));
+
+        for path in [
+            format!("/files/v1/{SERVICE_ID}/cunknownsecret000000000"),
+            format!("/files/v1/{SERVICE_ID}/..%2F..%2Fetc%2Fpasswd"),
+        ] {
+            let res = srv.anonymous().get(srv.url(&path)).send().await.unwrap();
+            assert_eq!(res.status(), 404, "{path}");
+            let body: Value = res.json().await.unwrap();
+            assert_eq!(body["error"], "File not found", "{path}");
+        }
+        let res = srv
+            .anonymous()
+            .get(srv.url(&format!("/files/v1/other/{secret}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 404);
+    }
+
+    /// `secret`, `url`, `contentType` and `size` are written by the File API only (3019); the
+    /// name can change, and downloads then carry the new one. No mutation creates a file.
+    async fn file_fields_the_system_owns_are_read_only(srv) {
+        let uploaded = upload(srv, "a.txt", b"abc").await;
+        let id = uploaded["id"].as_str().unwrap();
+        for (field, value) in [("secret", "\"x\""), ("url", "\"x\""), ("contentType", "\"x\""), ("size", "3")] {
+            let res = srv
+                .gql(&format!(r#"mutation {{ updateFile(id: "{id}", {field}: {value}) {{ id }} }}"#))
+                .await;
+            assert_eq!(res["data"]["updateFile"], Value::Null, "{res}");
+            assert_eq!(res["errors"][0]["code"], 3019, "{res}");
+            assert_eq!(
+                res["errors"][0]["message"],
+                format!("The field {field} is read only."),
+                "{res}"
+            );
+        }
+        let res = srv
+            .gql(r#"mutation { updateManyFiles(data: { size: 1 }) { count } }"#)
+            .await;
+        assert_eq!(res["errors"][0]["code"], 3019, "{res}");
+        let renamed = srv
+            .data(&format!(r#"mutation {{ updateFile(id: "{id}", name: "b.txt") {{ name secret size }} }}"#))
+            .await;
+        assert_eq!(
+            renamed,
+            json!({ "updateFile": { "name": "b.txt", "secret": uploaded["secret"], "size": 3 } })
+        );
+        let res = srv
+            .anonymous()
+            .get(uploaded["url"].as_str().unwrap())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            res.headers()["Content-Disposition"].to_str().unwrap(),
+            "filename=\"b.txt\"; filename*=\"UTF-8''b.txt\""
+        );
+        for mutation in [
+            r#"mutation { createFile(name: "x") { id } }"#,
+            r#"mutation { updateOrCreateFile(update: { id: "x" }, create: { name: "x" }) { id } }"#,
+        ] {
+            let res = srv.gql(mutation).await;
+            crate::support::assert_validation_error(&res, "File");
+        }
+    }
+
+    /// `File.read` permissions apply as to any type: anonymous clients see names, not secrets.
+    async fn file_read_permissions_guard_the_secret(srv) {
+        upload(srv, "a.txt", b"abc").await;
+        let anonymous = srv.post_as(None, &json!({ "query": "{ allFiles { name size } }" })).await;
+        assert_eq!(anonymous, json!({ "data": { "allFiles": [{ "name": "a.txt", "size": 3 }] } }));
+        let secret = srv.post_as(None, &json!({ "query": "{ allFiles { name secret } }" })).await;
+        assert_eq!(secret["errors"][0]["code"], 3008, "{secret}");
+        assert!(secret.to_string().contains("a.txt") || secret["data"].is_null(), "{secret}");
+        assert!(!secret.to_string().contains("\"secret\":\"c"), "the secret leaked: {secret}");
+    }
+
+    /// Deleting a `File` node removes its object once the deletion has committed; a deletion
+    /// rolled back leaves it.
+    async fn deleting_a_file_removes_its_object(srv) {
+        let kept = upload(srv, "kept.txt", b"kept").await;
+        let gone = upload(srv, "gone.txt", b"gone").await;
+        let gone_path = object_path(srv, gone["secret"].as_str().unwrap());
+        assert!(gone_path.exists());
+        let deleted = srv
+            .data(&format!(r#"mutation {{ deleteFile(id: "{}") {{ name }} }}"#, gone["id"].as_str().unwrap()))
+            .await;
+        assert_eq!(deleted, json!({ "deleteFile": { "name": "gone.txt" } }));
+        let mut waited = 0;
+        while gone_path.exists() && waited < 100 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            waited += 1;
+        }
+        assert!(!gone_path.exists(), "the object of a deleted file stays");
+        assert!(object_path(srv, kept["secret"].as_str().unwrap()).exists());
+        let res = srv.anonymous().get(gone["url"].as_str().unwrap()).send().await.unwrap();
+        assert_eq!(res.status(), 404);
+        let res = srv.anonymous().get(kept["url"].as_str().unwrap()).send().await.unwrap();
+        assert_eq!(res.bytes().await.unwrap().as_ref(), b"kept");
+    }
+}
+
+db_cases! {
+    /// An upload one byte over the cap gets 413 and leaves neither an object nor a node.
+    async fn an_upload_over_the_cap_stores_nothing(db) {
+        let Some(srv) = Server::start_with_max_upload(db, 1000).await else { return };
+        let fits = upload(&srv, "fits.bin", &pattern(1000)).await;
+        assert_eq!(fits["size"], 1000);
+        let res = upload_to(&srv, SERVICE_ID, &[Part::data("over.bin", &pattern(1001))]).await;
+        assert_eq!(res.status(), 413);
+        let body: Value = res.json().await.unwrap();
+        assert_eq!(
+            body["error"],
+            "The file is too large: an upload may hold at most 1000 bytes."
+        );
+        assert_eq!(
+            srv.data("{ allFiles { name } }").await,
+            json!({ "allFiles": [{ "name": "fits.bin" }] })
+        );
+        let stored = files_under(&srv.file_store);
+        assert_eq!(
+            stored,
+            [object_path(&srv, fits["secret"].as_str().unwrap()).display().to_string()],
+            "only the upload that fits is stored"
+        );
+    }
+}
