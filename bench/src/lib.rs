@@ -1,5 +1,8 @@
-//! What the benchmark binaries share: GraphQL requests, and reading a service's `admin` root
-//! token through the System API, the way `svc root-token admin` does.
+//! What the benchmark binaries share: GraphQL requests, reading a service's `admin` root
+//! token through the System API, the way `svc root-token admin` does, and a lean HTTP/1.1
+//! client for measured loops ([`http1`]).
+
+pub mod http1;
 
 use serde_json::{Value, json};
 

@@ -3,7 +3,8 @@
 //! object of a deleted `File` node removed once the deletion has committed.
 //!
 //! An upload's object lives at `{service id}/{secret}`, as in the reference. The store is
-//! `object_store`'s: a local directory by default (under the service's `.svc/`). The object is
+//! `object_store`'s: a local directory by default (under the service's `.svc/`), or any
+//! S3-compatible store ([`open_store`]), which several instances of a service share. The object is
 //! written through a multipart upload, which only becomes visible under its key when it
 //! completes, so no reader ever sees half a file; it is written before its node, and removed again
 //! when the node cannot be written.
@@ -14,8 +15,10 @@ pub mod upload;
 
 use std::sync::Arc;
 
+use object_store::aws::AmazonS3Builder;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as Key;
+use object_store::prefix::PrefixStore;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use crate::engine::{Change, ChangeKind, Observer};
@@ -42,8 +45,7 @@ pub struct Files {
 }
 
 impl Files {
-    /// Opens the store at `location`: a directory, or a `file://` URL of one (created when
-    /// missing).
+    /// Opens the store at `location` ([`open_store`]).
     pub fn open(
         location: &str,
         service: &'static ServiceMeta,
@@ -51,21 +53,8 @@ impl Files {
         files_url: Option<String>,
         max_upload: u64,
     ) -> Result<Files, String> {
-        let dir = match location.strip_prefix("file://") {
-            Some(path) => path,
-            None if location.contains("://") => {
-                return Err(format!(
-                    "the file store `{location}` is not supported: give a directory or a `file://` URL"
-                ));
-            }
-            None => location,
-        };
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("could not create the file store `{dir}`: {e}"))?;
-        let store = LocalFileSystem::new_with_prefix(dir)
-            .map_err(|e| format!("could not open the file store `{dir}`: {e}"))?;
         Ok(Files {
-            store: Arc::new(store),
+            store: open_store(location)?,
             service_id,
             files_url: files_url.map(|u| u.trim_end_matches('/').to_owned()),
             max_upload,
@@ -115,6 +104,88 @@ impl Files {
                 eprintln!("svc: could not remove a variant of `{key}`: {e}");
             }
         }
+    }
+}
+
+/// The object store at `location`:
+///
+/// - a directory, or a `file://` URL of one (created when missing);
+/// - `s3://BUCKET[/PREFIX][?endpoint=URL&region=R&access_key_id=K&secret_access_key=S]`: any
+///   S3-compatible store. What the URL leaves out comes from the usual `AWS_*` variables
+///   (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ENDPOINT`, …); an
+///   `http://` endpoint is allowed without TLS.
+pub fn open_store(location: &str) -> Result<Arc<dyn ObjectStore>, String> {
+    if let Some(rest) = location.strip_prefix("s3://") {
+        return open_s3(location, rest);
+    }
+    let dir = match location.strip_prefix("file://") {
+        Some(path) => path,
+        None if location.contains("://") => {
+            return Err(format!(
+                "the file store `{}` is not supported: give a directory, a `file://` URL or an `s3://` URL",
+                redacted(location)
+            ));
+        }
+        None => location,
+    };
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("could not create the file store `{dir}`: {e}"))?;
+    let store = LocalFileSystem::new_with_prefix(dir)
+        .map_err(|e| format!("could not open the file store `{dir}`: {e}"))?;
+    Ok(Arc::new(store))
+}
+
+fn open_s3(location: &str, rest: &str) -> Result<Arc<dyn ObjectStore>, String> {
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let (bucket, prefix) = path.split_once('/').unwrap_or((path, ""));
+    if bucket.is_empty() {
+        return Err(format!(
+            "the file store `{}` names no bucket: write `s3://BUCKET[/PREFIX]`",
+            redacted(location)
+        ));
+    }
+    // HTTPS to the store goes through rustls with ring's cryptography; the first store opened
+    // installs it for the process (a second call finds it there, which is no error).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket);
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        builder = match key {
+            "endpoint" => builder
+                .with_allow_http(value.starts_with("http://"))
+                .with_endpoint(value),
+            "region" => builder.with_region(value),
+            "access_key_id" => builder.with_access_key_id(value),
+            "secret_access_key" => builder.with_secret_access_key(value),
+            other => {
+                return Err(format!(
+                    "the file store `{}` has an unknown setting `{other}` (endpoint, region, access_key_id, secret_access_key)",
+                    redacted(location)
+                ));
+            }
+        };
+    }
+    let store = builder.build().map_err(|e| {
+        format!(
+            "could not open the file store `{}`: {e}",
+            redacted(location)
+        )
+    })?;
+    Ok(if prefix.trim_matches('/').is_empty() {
+        Arc::new(store)
+    } else {
+        Arc::new(PrefixStore::new(store, prefix.trim_matches('/')))
+    })
+}
+
+/// A store location without the value of its `secret_access_key`, for messages and logs.
+pub fn redacted(location: &str) -> String {
+    match location.split_once("secret_access_key=") {
+        Some((before, after)) => {
+            let rest = after.find('&').map_or("", |at| &after[at..]);
+            format!("{before}secret_access_key=<redacted>{rest}")
+        }
+        None => location.to_owned(),
     }
 }
 

@@ -51,8 +51,9 @@ pub struct Options {
     /// 10 MB).
     #[arg(long, env = "SVC_EXPORT_PAGE_LIMIT", default_value_t = 10_000_000)]
     pub export_page_limit: usize,
-    /// Where uploaded files are stored: a directory or a `file://` URL; default: `files/` under
-    /// the service's `.svc/`.
+    /// Where uploaded files are stored: a directory, a `file://` URL, or an S3-compatible store
+    /// as `s3://BUCKET[/PREFIX][?endpoint=URL&region=R]` (credentials from `AWS_*` variables or
+    /// the URL); default: `files/` under the service's `.svc/`.
     #[arg(long, env = "SVC_FILE_STORE")]
     pub file_store: Option<String>,
     /// The most bytes one upload may hold (the seed's 200 MB).
@@ -80,7 +81,10 @@ impl fmt::Debug for Options {
             .field("idle_timeout_ms", &self.idle_timeout_ms)
             .field("init_timeout_ms", &self.init_timeout_ms)
             .field("export_page_limit", &self.export_page_limit)
-            .field("file_store", &self.file_store)
+            .field(
+                "file_store",
+                &self.file_store.as_deref().map(crate::files::redacted),
+            )
             .field("max_upload_bytes", &self.max_upload_bytes)
             .field("files_url", &self.files_url)
             .finish()

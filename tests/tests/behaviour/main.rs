@@ -74,6 +74,7 @@ macro_rules! db_cases {
 }
 
 mod node;
+mod stores;
 mod support;
 
 mod auth;

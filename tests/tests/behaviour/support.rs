@@ -187,8 +187,8 @@ pub struct Server {
     export_page_limit: usize,
     /// The most bytes one upload may hold.
     max_upload: u64,
-    /// The directory the server stores uploaded files in, removed when the server is dropped.
-    pub file_store: PathBuf,
+    /// Where the server stores uploaded files.
+    pub store: crate::stores::TestStore,
     /// Declared last: dropped after the server has stopped.
     database: TestDatabase,
 }
@@ -257,9 +257,21 @@ impl Server {
             socket_timeouts: (IDLE_TIMEOUT_MS, INIT_TIMEOUT_MS),
             export_page_limit: 10_000_000,
             max_upload: svc_runtime::files::DEFAULT_MAX_UPLOAD,
-            file_store: std::env::temp_dir().join(format!("svc-files-{}", unique_name())),
+            store: crate::stores::TestStore::create(crate::stores::Store::Local, &unique_name())
+                .expect("a local store"),
             database,
         }
+    }
+
+    /// Starts a server on a fresh database that keeps its files in a fresh store of `store`.
+    /// `None` when PostgreSQL, or for S3 moto, cannot run outside CI (after a notice).
+    pub async fn start_with_store(db: Db, store: crate::stores::Store) -> Option<Server> {
+        let test_store = crate::stores::TestStore::create(store, &unique_name())?;
+        let database = TestDatabase::create(db).await?;
+        let mut srv = Server::unstarted(database, Vec::new());
+        srv.store = test_store;
+        srv.launch(Some(SECRET)).await;
+        Some(srv)
     }
 
     /// Starts a server on a fresh database whose uploads hold at most `max_upload` bytes.
@@ -283,7 +295,7 @@ impl Server {
             idle_timeout_ms: self.socket_timeouts.0,
             init_timeout_ms: self.socket_timeouts.1,
             export_page_limit: self.export_page_limit,
-            file_store: Some(self.file_store.display().to_string()),
+            file_store: Some(self.store.location.clone()),
             max_upload_bytes: self.max_upload,
             files_url: None,
         };
@@ -521,7 +533,6 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
-        let _ = std::fs::remove_dir_all(&self.file_store);
     }
 }
 

@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::data::Rng;
-use crate::http1::{Conn, Endpoint, Response};
 use crate::json::Json;
 use crate::targets::{Expect, Ids, Kind, Query, variables};
+use svc_bench::http1::{Conn, Endpoint, Response};
 
 /// The SQL statement count header of svc responses.
 const STATEMENTS_HEADER: &str = "svc-sql-statements";

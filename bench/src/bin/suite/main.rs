@@ -18,7 +18,6 @@
 //! `SVC_BENCH_CLK_TCK` clock ticks per second, default 100).
 
 mod data;
-mod http1;
 mod json;
 mod load;
 mod report;

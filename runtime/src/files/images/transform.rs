@@ -9,6 +9,7 @@ use fast_image_resize::{FilterType, ResizeAlg, ResizeOptions, Resizer};
 use image::codecs::jpeg::JpegEncoder;
 use image::codecs::png::{CompressionType, PngEncoder};
 use image::codecs::webp::WebPEncoder;
+use image::metadata::Orientation;
 use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
 
 use super::ops::{Crop, Ops};
@@ -36,15 +37,49 @@ fn supported(format: ImageFormat) -> bool {
 
 /// The variant of `source` that `ops` describe, in the source's format.
 pub fn apply(source: &[u8], ops: &Ops) -> Result<Vec<u8>, Refused> {
-    let unreadable =
-        |e: image::ImageError| Refused(format!("Error: The image could not be read: {e}"));
-    let reader = ImageReader::new(Cursor::new(source))
+    // Declared first: the decoder may borrow it.
+    let shortened: Vec<u8>;
+    let (format, mut decoder) = open(source)?;
+    let (width, height) = decoder.dimensions();
+    let orientation = decoder.orientation().map_err(unreadable)?;
+    // A crop of an upright baseline JPEG needs only the rows down to its bottom edge: the same
+    // bytes under a header that says the image ends there decode just those rows (a crop of the
+    // top 400 rows of 1500 decodes in about a third of the time).
+    if let (ImageFormat::Jpeg, Orientation::NoTransforms, Some(crop)) =
+        (format, orientation, ops.crop)
+        && let Some(bytes) = jpeg_rows(source, crop.y.saturating_add(crop.height))
+    {
+        shortened = bytes;
+        decoder = open(&shortened)?.1;
+    }
+    let mut image = DynamicImage::from_decoder(decoder).map_err(|e| match e {
+        image::ImageError::Limits(_) => too_large(width, height),
+        e => unreadable(e),
+    })?;
+    image.apply_orientation(orientation);
+    if let Some(crop) = ops.crop {
+        image = cropped(image, crop)?;
+    }
+    if let Some(resize) = ops.resize {
+        let (w, h) = resize.target(image.width(), image.height());
+        image = resized(&image, w, h)?;
+    }
+    encode(&image, format)
+}
+
+fn unreadable(e: image::ImageError) -> Refused {
+    Refused(format!("Error: The image could not be read: {e}"))
+}
+
+/// A decoder of `bytes` that has read the header, with the limits set: its dimensions decide
+/// before anything is allocated for the pixels.
+fn open(bytes: &[u8]) -> Result<(ImageFormat, Box<dyn ImageDecoder + '_>), Refused> {
+    let reader = ImageReader::new(Cursor::new(bytes))
         .with_guessed_format()
         .map_err(|e| Refused(format!("Error: The image could not be read: {e}")))?;
     let Some(format) = reader.format().filter(|f| supported(*f)) else {
         return Err(Refused("File not an image".to_owned()));
     };
-    // The header first: its dimensions decide before anything is allocated for the pixels.
     let mut decoder = reader.into_decoder().map_err(|e| match e {
         image::ImageError::Limits(_) => Refused(format!(
             "Error: The image is too large: at most {MAX_INPUT_SIDE} pixels on a side"
@@ -62,20 +97,50 @@ pub fn apply(source: &[u8], ops: &Ops) -> Result<Vec<u8>, Refused> {
     decoder
         .set_limits(limits)
         .map_err(|_| too_large(width, height))?;
-    let orientation = decoder.orientation().map_err(unreadable)?;
-    let mut image = DynamicImage::from_decoder(decoder).map_err(|e| match e {
-        image::ImageError::Limits(_) => too_large(width, height),
-        e => unreadable(e),
-    })?;
-    image.apply_orientation(orientation);
-    if let Some(crop) = ops.crop {
-        image = cropped(image, crop)?;
+    Ok((format, Box::new(decoder)))
+}
+
+/// A baseline (sequential) JPEG's bytes with its frame header saying it is `rows` high, rounded
+/// up to whole rows of MCUs; `None` when that is not shorter, or the JPEG is progressive, or
+/// its header cannot be read. Decoders stop after the rows the header names.
+fn jpeg_rows(jpeg: &[u8], rows: u32) -> Option<Vec<u8>> {
+    let mut at = 2;
+    while at + 4 <= jpeg.len() {
+        if jpeg[at] != 0xFF {
+            return None;
+        }
+        let marker = jpeg[at + 1];
+        if marker == 0xFF {
+            at += 1;
+            continue;
+        }
+        let length = usize::from(u16::from_be_bytes([jpeg[at + 2], jpeg[at + 3]]));
+        match marker {
+            // Baseline and extended sequential, Huffman-coded.
+            0xC0 | 0xC1 => {
+                let frame = jpeg.get(at + 4..at + 2 + length)?;
+                let height = u32::from(u16::from_be_bytes([*frame.get(1)?, *frame.get(2)?]));
+                let components = usize::from(*frame.get(5)?);
+                let mut vmax = 1;
+                for c in 0..components {
+                    vmax = vmax.max(u32::from(*frame.get(6 + c * 3 + 1)? & 0x0F));
+                }
+                let mcu = 8 * vmax;
+                let wanted = rows.div_ceil(mcu) * mcu;
+                if height == 0 || wanted >= height {
+                    return None;
+                }
+                let mut out = jpeg.to_vec();
+                let wanted = u16::try_from(wanted).ok()?.to_be_bytes();
+                out[at + 5..at + 7].copy_from_slice(&wanted);
+                return Some(out);
+            }
+            // Any other frame (progressive, arithmetic, lossless), or scan data before a frame.
+            0xC2..=0xC3 | 0xC5..=0xC7 | 0xC9..=0xCB | 0xCD..=0xCF | 0xDA => return None,
+            _ => at += 2 + length,
+        }
     }
-    if let Some(resize) = ops.resize {
-        let (w, h) = resize.target(image.width(), image.height());
-        image = resized(&image, w, h)?;
-    }
-    encode(&image, format)
+    None
 }
 
 fn too_large(width: u32, height: u32) -> Refused {
@@ -200,6 +265,38 @@ mod tests {
                 "Error: The crop area 200x0:10x10 lies outside the image (200x100)".into()
             ))
         );
+    }
+
+    #[test]
+    fn a_crop_of_a_jpeg_decodes_only_the_rows_it_needs() {
+        let source = {
+            let image = image::RgbImage::from_fn(64, 100, |x, y| {
+                image::Rgb([(x * 4) as u8, (y * 2) as u8, ((x + y) % 256) as u8])
+            });
+            let mut out = Vec::new();
+            DynamicImage::ImageRgb8(image)
+                .write_to(&mut Cursor::new(&mut out), ImageFormat::Jpeg)
+                .unwrap();
+            out
+        };
+        let shortened = jpeg_rows(&source, 20).expect("a shorter header");
+        let short = image::load_from_memory(&shortened).unwrap();
+        let full = image::load_from_memory(&source).unwrap();
+        // 20 rows, rounded up to whole rows of MCUs (8 or 16 rows, by the chroma sampling).
+        let rows = short.height();
+        assert!(
+            short.width() == 64 && (20..=32).contains(&rows) && rows.is_multiple_of(8),
+            "{rows}"
+        );
+        assert_eq!(
+            short.to_rgb8().as_raw()[..],
+            full.crop_imm(0, 0, 64, rows).to_rgb8().as_raw()[..]
+        );
+        assert_eq!(jpeg_rows(&source, 100), None);
+        assert_eq!(jpeg_rows(&source, 99), None);
+        let ops = parse(&["10x5:30x10"]).unwrap();
+        let out = image::load_from_memory(&apply(&source, &ops).unwrap()).unwrap();
+        assert_eq!((out.width(), out.height()), (30, 10));
     }
 
     #[test]

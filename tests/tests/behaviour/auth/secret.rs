@@ -258,7 +258,17 @@ pub(crate) struct Served {
 impl Served {
     /// Starts `serve --port 0` and waits for the line that names its port.
     pub(crate) fn start(database_url: &str, secret: Option<&str>) -> Served {
+        Served::start_with(database_url, secret, &[])
+    }
+
+    /// [`Served::start`] with more environment variables.
+    pub(crate) fn start_with(
+        database_url: &str,
+        secret: Option<&str>,
+        env: &[(&str, &str)],
+    ) -> Served {
         let mut child = command(&["serve", "--port", "0"], database_url, secret)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -302,6 +312,11 @@ impl Served {
             served.stdout.push('\n');
         }
         served
+    }
+
+    /// The server's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Kills the server and returns everything it printed (stdout, then stderr).

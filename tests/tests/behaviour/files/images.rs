@@ -8,7 +8,7 @@ use std::io::Cursor;
 use image::{DynamicImage, ImageFormat};
 use serde_json::Value;
 
-use super::{object_path, upload};
+use super::{stored, upload};
 use crate::support::{SERVICE_ID, Server};
 
 /// An image of `width` × `height` in `format`, with a gradient (so that it is no trivial
@@ -76,7 +76,7 @@ fn secret_of(uploaded: &Value) -> String {
     uploaded["secret"].as_str().unwrap().to_owned()
 }
 
-db_tests! {
+store_tests! {
     /// Each operation and combination, against the sizes it must give.
     async fn image_operations_give_known_sizes(srv) {
         let png = secret_of(&upload(srv, "photo.png", &picture(400, 300, ImageFormat::Png)).await);
@@ -105,11 +105,11 @@ db_tests! {
         let webp = secret_of(&upload(srv, "a.webp", &picture(60, 40, ImageFormat::WebP)).await);
         assert_eq!(size_of(srv, &webp, "/x20", "image/webp").await, (30, 20));
         // Without an operation, or with a name only: the bytes as stored.
-        let stored = std::fs::read(object_path(srv, &png)).unwrap();
+        let original = stored(srv, &png).await.expect("the stored picture");
         for ops in ["", "/", "/photo.png"] {
             let res = get(srv, &png, ops).await;
             assert_eq!(res.status(), 200, "{ops}");
-            assert_eq!(res.bytes().await.unwrap().as_ref(), stored.as_slice(), "{ops}");
+            assert_eq!(res.bytes().await.unwrap().as_ref(), original.as_slice(), "{ops}");
         }
     }
 
@@ -198,16 +198,19 @@ db_tests! {
         assert!(bodies.windows(2).all(|w| w[0] == w[1]), "every answer is the same image");
         let again = get(srv, &secret, "/123x77!/photo.jpg").await;
         assert_eq!(again.headers()["X-Cache"], "HIT");
-        let variants = srv.file_store.join("variants").join(SERVICE_ID).join(&secret);
-        assert!(variants.exists());
+        let variants = format!("variants/{SERVICE_ID}/{secret}/");
+        let of_the_file = |keys: Vec<String>| -> Vec<String> {
+            keys.into_iter().filter(|k| k.starts_with(&variants)).collect()
+        };
+        assert_eq!(of_the_file(srv.store.keys().await).len(), 1, "one variant is stored");
         srv.data(&format!(r#"mutation {{ deleteFile(id: "{}") {{ id }} }}"#, uploaded["id"].as_str().unwrap())).await;
         let mut waited = 0;
-        while variants.exists() && waited < 100 {
+        while !of_the_file(srv.store.keys().await).is_empty() && waited < 100 {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             waited += 1;
         }
-        let left = super::files_under(&variants);
-        assert_eq!(left, Vec::<String>::new(), "the variants of a deleted file stay");
+        assert_eq!(of_the_file(srv.store.keys().await), Vec::<String>::new(), "the variants of a deleted file stay");
+        assert_eq!(stored(srv, &secret).await, None);
         assert_eq!(get(srv, &secret, "/123x77!").await.status(), 404);
     }
 }

@@ -3,6 +3,47 @@
 //! and validators, the fields only the system writes, the size cap, and deletion removing the
 //! stored object.
 
+/// Declares test bodies that run on a server per database and store: SQLite and PostgreSQL,
+/// each with the local store and with S3 (`name::sqlite`, `name::postgres`, `name::sqlite_s3`,
+/// `name::postgres_s3`).
+macro_rules! store_tests {
+    ($( $(#[$meta:meta])* async fn $name:ident($srv:ident) $body:block )*) => {$(
+        $(#[$meta])*
+        async fn $name($srv: &crate::support::Server) $body
+
+        mod $name {
+            use crate::stores::Store;
+            use crate::support::{Db, Server};
+
+            async fn run(db: Db, store: Store) {
+                // `None` only outside CI, when PostgreSQL or moto cannot run (after a notice).
+                let Some(srv) = Server::start_with_store(db, store).await else { return };
+                super::$name(&srv).await;
+            }
+
+            #[tokio::test]
+            async fn sqlite() {
+                run(Db::Sqlite, Store::Local).await;
+            }
+
+            #[tokio::test]
+            async fn postgres() {
+                run(Db::Postgres, Store::Local).await;
+            }
+
+            #[tokio::test]
+            async fn sqlite_s3() {
+                run(Db::Sqlite, Store::S3).await;
+            }
+
+            #[tokio::test]
+            async fn postgres_s3() {
+                run(Db::Postgres, Store::S3).await;
+            }
+        }
+    )*};
+}
+
 mod images;
 
 use std::path::Path;
@@ -87,9 +128,24 @@ fn pattern(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i % 251) as u8).collect()
 }
 
-/// Where the server stored the object of the file with `secret`.
-fn object_path(srv: &Server, secret: &str) -> std::path::PathBuf {
-    srv.file_store.join(SERVICE_ID).join(secret)
+/// The bytes the server stored for the file with `secret`, if it holds any.
+async fn stored(srv: &Server, secret: &str) -> Option<Vec<u8>> {
+    srv.store.get(&format!("{SERVICE_ID}/{secret}")).await
+}
+
+/// Every key in the server's store, and for a local store every file in its directory too
+/// (anything half written would show there).
+async fn everything_stored(srv: &Server) -> Vec<String> {
+    let mut all = srv.store.keys().await;
+    if let Some(dir) = &srv.store.dir {
+        let prefix = format!("{}/", dir.display());
+        all.extend(
+            files_under(dir)
+                .into_iter()
+                .map(|f| format!("file {}", f.strip_prefix(&prefix).unwrap_or(&f))),
+        );
+    }
+    all
 }
 
 /// Every file under `dir`, recursively (the store's objects and anything half written).
@@ -109,7 +165,7 @@ fn files_under(dir: &Path) -> Vec<String> {
     out
 }
 
-db_tests! {
+store_tests! {
     /// The answer is the reference's object, in its key order, and the node is in the Simple API.
     async fn an_upload_answers_with_its_file_node(srv) {
         let bytes = pattern(1000);
@@ -130,7 +186,7 @@ db_tests! {
                 "size": 1000,
             })
         );
-        assert_eq!(std::fs::read(object_path(srv, secret)).unwrap(), bytes);
+        assert_eq!(stored(srv, secret).await, Some(bytes));
         let read = srv
             .data(&format!(
                 r#"{{ File(id: "{id}") {{ id secret url name contentType size }}
@@ -165,7 +221,7 @@ db_tests! {
         assert_eq!(uploaded["contentType"], "text/plain");
         assert_eq!(uploaded["size"], 5);
         let secret = uploaded["secret"].as_str().unwrap();
-        assert_eq!(std::fs::read(object_path(srv, secret)).unwrap(), b"hello");
+        assert_eq!(stored(srv, secret).await.as_deref(), Some(&b"hello"[..]));
     }
 
     /// Uploads that cannot be: no part `data`, no multipart body, an unknown service. Nothing is
@@ -203,7 +259,7 @@ db_tests! {
         assert_eq!(body["code"], 3016);
         assert_eq!(body["error"], "Project not found: 'nope'");
         assert_eq!(srv.data("{ _allFilesMeta { count } }").await, json!({ "_allFilesMeta": { "count": 0 } }));
-        assert_eq!(files_under(&srv.file_store), Vec::<String>::new());
+        assert_eq!(everything_stored(srv).await, Vec::<String>::new());
     }
 
     /// `GET` on the upload endpoint answers 202 `OK`; `OPTIONS` allows the asking origin.
@@ -306,6 +362,9 @@ db_tests! {
         assert_eq!(res.status(), 404);
     }
 
+}
+
+db_tests! {
     /// `secret`, `url`, `contentType` and `size` are written by the File API only (3019); the
     /// name can change, and downloads then carry the new one. No mutation creates a file.
     async fn file_fields_the_system_owns_are_read_only(srv) {
@@ -364,24 +423,27 @@ db_tests! {
         assert!(!secret.to_string().contains("\"secret\":\"c"), "the secret leaked: {secret}");
     }
 
-    /// Deleting a `File` node removes its object once the deletion has committed; a deletion
-    /// rolled back leaves it.
+}
+
+store_tests! {
+    /// Deleting a `File` node removes its object once the deletion has committed; the other
+    /// files stay.
     async fn deleting_a_file_removes_its_object(srv) {
         let kept = upload(srv, "kept.txt", b"kept").await;
         let gone = upload(srv, "gone.txt", b"gone").await;
-        let gone_path = object_path(srv, gone["secret"].as_str().unwrap());
-        assert!(gone_path.exists());
+        let gone_secret = gone["secret"].as_str().unwrap();
+        assert!(stored(srv, gone_secret).await.is_some());
         let deleted = srv
             .data(&format!(r#"mutation {{ deleteFile(id: "{}") {{ name }} }}"#, gone["id"].as_str().unwrap()))
             .await;
         assert_eq!(deleted, json!({ "deleteFile": { "name": "gone.txt" } }));
         let mut waited = 0;
-        while gone_path.exists() && waited < 100 {
+        while stored(srv, gone_secret).await.is_some() && waited < 100 {
             tokio::time::sleep(Duration::from_millis(50)).await;
             waited += 1;
         }
-        assert!(!gone_path.exists(), "the object of a deleted file stays");
-        assert!(object_path(srv, kept["secret"].as_str().unwrap()).exists());
+        assert_eq!(stored(srv, gone_secret).await, None, "the object of a deleted file stays");
+        assert!(stored(srv, kept["secret"].as_str().unwrap()).await.is_some());
         let res = srv.anonymous().get(gone["url"].as_str().unwrap()).send().await.unwrap();
         assert_eq!(res.status(), 404);
         let res = srv.anonymous().get(kept["url"].as_str().unwrap()).send().await.unwrap();
@@ -406,11 +468,110 @@ db_cases! {
             srv.data("{ allFiles { name } }").await,
             json!({ "allFiles": [{ "name": "fits.bin" }] })
         );
-        let stored = files_under(&srv.file_store);
+        let key = format!("{SERVICE_ID}/{}", fits["secret"].as_str().unwrap());
         assert_eq!(
-            stored,
-            [object_path(&srv, fits["secret"].as_str().unwrap()).display().to_string()],
+            everything_stored(&srv).await,
+            [key.clone(), format!("file {key}")],
             "only the upload that fits is stored"
         );
     }
+}
+
+/// A figure of `/proc/<pid>/status` in bytes (`VmRSS`: resident now; `VmHWM`: the peak).
+fn memory(pid: u32, field: &str) -> u64 {
+    let status =
+        std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the server's status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().strip_suffix("kB")?.trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .unwrap_or_else(|| panic!("no {field} in the server's status"))
+}
+
+/// Sends one upload of `len` bytes over a plain TCP connection, written in 64 KiB pieces as they
+/// are made (so the client never holds the file), and returns the answer's status and body.
+async fn stream_upload(port: u16, len: usize) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let head = format!(
+        "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"data\"; filename=\"big.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+    );
+    let tail = format!("\r\n--{BOUNDARY}--\r\n");
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("connect");
+    let request = format!(
+        "POST /file/v1/{SERVICE_ID} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: multipart/form-data; boundary={BOUNDARY}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{head}",
+        head.len() + len + tail.len()
+    );
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .expect("send the head");
+    let piece = pattern(64 * 1024);
+    let mut sent = 0;
+    while sent < len {
+        let n = piece.len().min(len - sent);
+        stream.write_all(&piece[..n]).await.expect("send the file");
+        sent += n;
+    }
+    stream
+        .write_all(tail.as_bytes())
+        .await
+        .expect("send the tail");
+    let mut answer = String::new();
+    stream
+        .read_to_string(&mut answer)
+        .await
+        .expect("the answer");
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = answer
+        .split("\r\n\r\n")
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned();
+    (status, body)
+}
+
+db_cases! {
+    /// A 150 MB upload, to the real binary, grows its resident memory by less than 32 MB.
+    async fn a_large_upload_keeps_memory_bounded(db) {
+        let Some(database) = crate::support::TestDatabase::create(db).await else { return };
+        let store = std::env::temp_dir().join(format!("svc-files-memory-{}-{db:?}", std::process::id()));
+        let store_text = store.display().to_string();
+        let served = crate::auth::secret::Served::start_with(
+            &database.url,
+            Some(crate::support::SECRET),
+            &[("SVC_FILE_STORE", store_text.as_str())],
+        );
+        // One small upload first, so that what every request allocates once is in `before`.
+        let (status, _) = stream_upload(served.port, 1000).await;
+        assert_eq!(status, 200);
+        let before = memory(served.pid(), "VmRSS");
+        let len = 150 * 1024 * 1024;
+        let (status, body) = stream_upload(served.port, len).await;
+        assert_eq!(status, 200, "{body}");
+        let answer: Value = serde_json::from_str(&body).expect("the upload's answer");
+        assert_eq!(answer["size"], len);
+        let peak = memory(served.pid(), "VmHWM");
+        let growth = peak.saturating_sub(before);
+        let stored = object_path_in(&store, answer["secret"].as_str().unwrap());
+        assert_eq!(std::fs::metadata(&stored).map(|m| m.len()).ok(), Some(len as u64));
+        let _ = std::fs::remove_dir_all(&store);
+        eprintln!("a 150 MiB upload grew the server's resident memory by {} KiB", growth / 1024);
+        assert!(
+            growth < 32 * 1024 * 1024,
+            "the server's resident memory grew by {} MiB during a 150 MiB upload",
+            growth / (1024 * 1024)
+        );
+    }
+}
+
+/// Where a server with the store `store` keeps the object of the file with `secret`.
+fn object_path_in(store: &Path, secret: &str) -> std::path::PathBuf {
+    store.join(SERVICE_ID).join(secret)
 }

@@ -23,29 +23,47 @@ const MAX_HEADERS: usize = 64;
 pub struct Endpoint {
     /// `host:port`, for connecting.
     authority: String,
-    /// The request line and the fixed headers, up to `Content-Length: `.
+    /// `host[:port]` as the URL gave it, for the `Host` header.
+    host: String,
+    /// The request line and the fixed headers, up to `Content-Length: ` (posts only).
     head: Vec<u8>,
 }
 
+/// The authority of `url` (`http://host[:port][/path]`), with the port, and its path.
+fn split_url(url: &str) -> Result<(String, &str, &str), String> {
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| format!("not an http:// URL: {url}"))?;
+    let (authority, path) = match rest.find('/') {
+        Some(at) => (&rest[..at], &rest[at..]),
+        None => (rest, "/"),
+    };
+    if authority.is_empty() {
+        return Err(format!("no host in {url}"));
+    }
+    let with_port = if authority.contains(':') {
+        authority.to_owned()
+    } else {
+        format!("{authority}:80")
+    };
+    Ok((with_port, authority, path))
+}
+
 impl Endpoint {
+    /// The server of `url`, for [`Conn::get`]s of paths on it.
+    pub fn server(url: &str) -> Result<Endpoint, String> {
+        let (authority_with_port, authority, _) = split_url(url)?;
+        Ok(Endpoint {
+            authority: authority_with_port,
+            host: authority.to_owned(),
+            head: Vec::new(),
+        })
+    }
+
     /// A `POST` of JSON to `url` (`http://host[:port][/path]`), with `Authorization: Bearer`
     /// when there is a token.
     pub fn post_json(url: &str, token: Option<&str>) -> Result<Endpoint, String> {
-        let rest = url
-            .strip_prefix("http://")
-            .ok_or_else(|| format!("not an http:// URL: {url}"))?;
-        let (authority, path) = match rest.find('/') {
-            Some(at) => (&rest[..at], &rest[at..]),
-            None => (rest, "/"),
-        };
-        if authority.is_empty() {
-            return Err(format!("no host in {url}"));
-        }
-        let authority_with_port = if authority.contains(':') {
-            authority.to_owned()
-        } else {
-            format!("{authority}:80")
-        };
+        let (authority_with_port, authority, path) = split_url(url)?;
         let mut head = format!(
             "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
              Accept: application/json\r\n"
@@ -56,6 +74,7 @@ impl Endpoint {
         head.push_str("Content-Length: ");
         Ok(Endpoint {
             authority: authority_with_port,
+            host: authority.to_owned(),
             head: head.into_bytes(),
         })
     }
@@ -117,6 +136,22 @@ impl<'a> Conn<'a> {
             .extend_from_slice(body.len().to_string().as_bytes());
         self.out.extend_from_slice(b"\r\n\r\n");
         self.out.extend_from_slice(body);
+        self.send(header).await
+    }
+
+    /// Gets `path` from the endpoint's server and reads the whole response.
+    pub async fn get(&mut self, path: &str, header: &str) -> Result<Response, String> {
+        self.out.clear();
+        self.out.extend_from_slice(b"GET ");
+        self.out.extend_from_slice(path.as_bytes());
+        self.out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
+        self.out.extend_from_slice(self.endpoint.host.as_bytes());
+        self.out.extend_from_slice(b"\r\n\r\n");
+        self.send(header).await
+    }
+
+    /// Sends the request in `out`, as [`Conn::post`] says.
+    async fn send(&mut self, header: &str) -> Result<Response, String> {
         let exchange = async {
             loop {
                 let retry = self.reused;
