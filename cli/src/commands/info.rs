@@ -25,6 +25,11 @@ pub fn info(target: &TargetArg, as_json: bool) -> Result<()> {
         json!({
             "simple": format!("{base}/simple/v1/{id}"),
             "playground": format!("{base}/simple/v1/{id}"),
+            "relay": format!("{base}/relay/v1/{id}"),
+            "subscriptions": format!("{}/subscriptions/v1/{id}", base.replacen("http", "ws", 1)),
+            "file": format!("{base}/file/v1/{id}"),
+            "files": format!("{base}/files/v1/{id}"),
+            "images": format!("{base}/images/v1/{id}"),
             "system": format!("{base}/system"),
         })
     });
@@ -67,6 +72,9 @@ pub fn info(target: &TargetArg, as_json: bool) -> Result<()> {
     if let Some(base) = base {
         println!("Simple API:  {base}/simple/v1/{id}");
         println!("Playground:  {base}/simple/v1/{id}");
+        println!("Relay API:   {base}/relay/v1/{id}");
+        println!("File API:    {base}/file/v1/{id}");
+        println!("Images:      {base}/images/v1/{id}");
         println!("System API:  {base}/system");
     }
     Ok(())

@@ -12,7 +12,8 @@ use svc_runtime::ServiceDef;
 fn main() {
     let meta = <blog::Service as ServiceDef>::META;
     let models: Vec<&str> = meta.models.iter().map(|m| m.name).collect();
-    assert_eq!(models, ["Author", "Post"]);
+    // The two declared models, then the system type every service has.
+    assert_eq!(models, ["Author", "Post", "File"]);
     assert_eq!(meta.relations.len(), 1);
     assert_eq!(meta.relations[0].name, "AuthorPosts");
 

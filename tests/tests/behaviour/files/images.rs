@@ -147,6 +147,26 @@ store_tests! {
         let bomb = secret_of(&upload(srv, "bomb.png", &bomb).await);
         let text = refused(srv, &bomb, "/10x10").await;
         assert_eq!(text, "Error: The image is too large: 60000x60000 pixels, at most 10000 on a side");
+        // A result over 6 MiB: noise does not compress.
+        let mut seed = 0x9e37_79b9_u32;
+        let noise = image::RgbImage::from_fn(1500, 1500, |_, _| {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            let [a, b, c, _] = seed.to_le_bytes();
+            image::Rgb([a, b, c])
+        });
+        let mut noisy = Vec::new();
+        DynamicImage::ImageRgb8(noise)
+            .write_to(&mut Cursor::new(&mut noisy), ImageFormat::Png)
+            .unwrap();
+        let noisy = secret_of(&upload(srv, "noise.png", &noisy).await);
+        let text = refused(srv, &noisy, "/1500x1500!").await;
+        assert!(
+            text.starts_with("Error: The resulting image is ")
+                && text.ends_with(" bytes, more than the 6291456 bytes an image may have"),
+            "{text}"
+        );
         // Over 25 MB.
         let big = secret_of(&upload(srv, "big.png", &vec![0u8; 25 * 1024 * 1024 + 1]).await);
         assert_eq!(refused(srv, &big, "/10x10").await, "File too big");

@@ -412,6 +412,35 @@ db_tests! {
         }
     }
 
+    /// The Relay API has `File` too: in `viewer` and through `node(id)`, without `createFile`.
+    async fn the_relay_api_has_files(srv) {
+        let uploaded = upload(srv, "a.txt", b"abc").await;
+        let id = uploaded["id"].as_str().unwrap();
+        let relay = srv.url(&format!("/relay/v1/{SERVICE_ID}"));
+        let read = srv
+            .post_url_as(
+                &relay,
+                Some(srv.root_token()),
+                &json!({ "query": format!(r#"{{ viewer {{ allFiles {{ edges {{ node {{ id name size }} }} }} }} node(id: "{id}") {{ ... on File {{ contentType }} }} }}"#) }),
+            )
+            .await;
+        assert_eq!(
+            read,
+            json!({ "data": {
+                "viewer": { "allFiles": { "edges": [{ "node": { "id": id, "name": "a.txt", "size": 3 } }] } },
+                "node": { "contentType": "text/plain" },
+            } })
+        );
+        let create = srv
+            .post_url_as(
+                &relay,
+                Some(srv.root_token()),
+                &json!({ "query": r#"mutation { createFile(input: { name: "x", clientMutationId: "1" }) { clientMutationId } }"# }),
+            )
+            .await;
+        crate::support::assert_validation_error(&create, "createFile");
+    }
+
     /// `File.read` permissions apply as to any type: anonymous clients see names, not secrets.
     async fn file_read_permissions_guard_the_secret(srv) {
         upload(srv, "a.txt", b"abc").await;

@@ -239,10 +239,14 @@ db_tests! {
             .into_iter()
             .filter(|n| !n.starts_with("deleteMany") && !n.starts_with("updateMany"))
             .collect();
+        // `File` (the system type) has neither `createFile` nor `updateOrCreateFile`.
         let models = ["User", "Post", "Category", "Child", "Profile", "Comment"];
         let mut expected: Vec<String> = models[1..].iter().map(|m| format!("create{m}")).collect();
         for op in ["update", "updateOrCreate", "delete"] {
             expected.extend(models.iter().map(|m| format!("{op}{m}")));
+            if op != "updateOrCreate" {
+                expected.push(format!("{op}File"));
+            }
         }
         assert!(all.len() > expected.len(), "{all:?}");
         assert_eq!(all[..expected.len()], expected[..], "{all:?}");
@@ -367,7 +371,7 @@ db_tests! {
         assert_eq!(signatures(&node["fields"]), ["id: ID!"]);
         let mut implementors = names(&node["possibleTypes"]);
         implementors.sort();
-        assert_eq!(implementors, ["Category", "Child", "Comment", "Post", "Profile", "User"]);
+        assert_eq!(implementors, ["Category", "Child", "Comment", "File", "Post", "Profile", "User"]);
         assert_eq!(names(&find(types, "PostStatus")["enumValues"]), ["DRAFT", "PUBLISHED", "ARCHIVED"]);
 
         // `PostFilter` (§2.8): AND, OR, each filterable scalar field's suffixes in order, then
