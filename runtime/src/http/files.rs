@@ -17,6 +17,7 @@ use futures_util::StreamExt;
 use super::Service;
 use crate::auth::Principal;
 use crate::engine::Request;
+use crate::files::Files;
 use crate::files::download::{self, Ranged};
 use crate::files::images::{ImageError, Served};
 use crate::files::upload::{self, UploadError};
@@ -31,6 +32,40 @@ const UNNAMED: &str = "file";
 
 fn request_id() -> String {
     format!("local:file:{}", cuid())
+}
+
+/// The engine's request of the File and Image APIs: the system's own, which no permission
+/// limits (the secret is what guards a file).
+fn system_request<S: ServiceDef>(service: &Service<S>) -> Arc<Request> {
+    Request::new(
+        service.state.clone(),
+        Arc::new(Counter::new()),
+        Principal::Admin,
+    )
+}
+
+/// `res` with the bytes `range` of `stored` (all of them when `None`) streamed from the store.
+async fn streamed(
+    files: &Files,
+    stored: &download::Stored,
+    range: Option<std::ops::Range<u64>>,
+    mut res: HttpResponseBuilder,
+    request_id: &str,
+) -> HttpResponse {
+    let length = range.as_ref().map_or(stored.size, |r| r.end - r.start);
+    if length == 0 {
+        return res.finish();
+    }
+    match download::open(files, stored, range).await {
+        Ok(bytes) => res
+            .no_chunking(length)
+            .streaming(bytes.map(|chunk| chunk.map_err(std::io::Error::other))),
+        Err(object_store::Error::NotFound { .. }) => error(404, None, "File not found", request_id),
+        Err(e) => {
+            eprintln!("svc: reading the file of {request_id} failed: {e}");
+            error(500, None, "The file could not be read.", request_id)
+        }
+    }
 }
 
 /// An error of the File API: `{"code"?, "requestId", "error"}` with an HTTP status that says
@@ -100,11 +135,7 @@ pub(super) async fn upload<S: ServiceDef>(
         .to_owned();
     let declared = part.content_type().map(|m| m.essence_str().to_owned());
     let content_type = upload::content_type(&name, declared.as_deref());
-    let engine = Request::new(
-        service.state.clone(),
-        Arc::new(Counter::new()),
-        Principal::Admin,
-    );
+    let engine = system_request(&service);
     let here = {
         let info = req.connection_info();
         format!("{}://{}/files/v1", info.scheme(), info.host())
@@ -161,11 +192,7 @@ pub(super) async fn download<S: ServiceDef>(
     let (true, Some(files)) = (service.knows(&id), service.files.as_ref()) else {
         return not_found_project(&id, &request_id);
     };
-    let engine = Request::new(
-        service.state.clone(),
-        Arc::new(Counter::new()),
-        Principal::Admin,
-    );
+    let engine = system_request(&service);
     let stored = match download::find(files, &engine, &secret).await {
         Ok(Some(stored)) => stored,
         Ok(None) => return error(404, None, "File not found", &request_id),
@@ -214,22 +241,7 @@ pub(super) async fn download<S: ServiceDef>(
     common(&mut res);
     res.insert_header((header::CONTENT_TYPE, stored.content_type.as_str()))
         .insert_header((header::CONTENT_DISPOSITION, stored.disposition()));
-    let length = range.as_ref().map_or(stored.size, |r| r.end - r.start);
-    if length == 0 {
-        return res.finish();
-    }
-    match download::open(files, &stored, range).await {
-        Ok(bytes) => res
-            .no_chunking(length)
-            .streaming(bytes.map(|chunk| chunk.map_err(std::io::Error::other))),
-        Err(object_store::Error::NotFound { .. }) => {
-            error(404, None, "File not found", &request_id)
-        }
-        Err(e) => {
-            eprintln!("svc: download {request_id} failed: {e}");
-            error(500, None, "The file could not be read.", &request_id)
-        }
-    }
+    streamed(files, &stored, range, res, &request_id).await
 }
 
 /// `GET /images/v1/<id>/<secret>[/<ops>…]` (reference §9.2): the image, resized, cropped or
@@ -252,11 +264,7 @@ pub(super) async fn image<S: ServiceDef>(
         .or_else(|| req.match_info().get("ops"))
         .unwrap_or("");
     let segments: Vec<&str> = rest.split('/').collect();
-    let engine = Request::new(
-        service.state.clone(),
-        Arc::new(Counter::new()),
-        Principal::Admin,
-    );
+    let engine = system_request(&service);
     let served = images.serve(&engine, &secret, &segments).await;
     let image_headers = |res: &mut HttpResponseBuilder, stored: &download::Stored| {
         res.insert_header(("Request-Id", request_id.as_str()))
@@ -278,21 +286,7 @@ pub(super) async fn image<S: ServiceDef>(
         Ok(Served::Original(stored)) => {
             let mut res = HttpResponse::Ok();
             image_headers(&mut res, &stored);
-            if stored.size == 0 {
-                return res.finish();
-            }
-            match download::open(images.files(), &stored, None).await {
-                Ok(bytes) => res
-                    .no_chunking(stored.size)
-                    .streaming(bytes.map(|chunk| chunk.map_err(std::io::Error::other))),
-                Err(object_store::Error::NotFound { .. }) => {
-                    error(404, None, "File not found", &request_id)
-                }
-                Err(e) => {
-                    eprintln!("svc: image {request_id} failed: {e}");
-                    error(500, None, "The image could not be read.", &request_id)
-                }
-            }
+            streamed(images.files(), &stored, None, res, &request_id).await
         }
         Err(ImageError::NotFound) => error(404, None, "File not found", &request_id),
         Err(ImageError::Refused(text)) => HttpResponse::BadRequest()
