@@ -604,3 +604,55 @@ db_cases! {
 fn object_path_in(store: &Path, secret: &str) -> std::path::PathBuf {
     store.join(SERVICE_ID).join(secret)
 }
+
+/// A service whose `File` has a required field of its own (`caption: String!`).
+mod with_required_field {
+    svc_macros::service!(relative_to_file = "required/svc.yml");
+}
+
+db_cases! {
+    /// An upload to a service whose `File` has a required field the File API cannot fill fails
+    /// with a message that names it, and stores nothing.
+    async fn a_required_file_field_refuses_uploads(db) {
+        let Some(database) = crate::support::TestDatabase::create(db).await else { return };
+        let store = crate::stores::TestStore::create(crate::stores::Store::Local, &format!("required-{}-{db:?}", std::process::id()))
+            .expect("a local store");
+        let options = svc_runtime::Options {
+            port: 0,
+            database_url: Some(database.url.clone()),
+            service_id: Some(SERVICE_ID.into()),
+            alias: Some("required".into()),
+            secret: Some(crate::support::SECRET.into()),
+            master_token: None,
+            keepalive_ms: 10_000,
+            idle_timeout_ms: 3_600_000,
+            init_timeout_ms: 3_000,
+            export_page_limit: 10_000_000,
+            file_store: Some(store.location.clone()),
+            max_upload_bytes: svc_runtime::files::DEFAULT_MAX_UPLOAD,
+            files_url: None,
+        };
+        let running = tokio::task::spawn_blocking(move || {
+            svc_runtime::spawn::<with_required_field::Service>(options)
+        })
+        .await
+        .expect("the spawning thread")
+        .expect("the service starts");
+        let url = format!("http://127.0.0.1:{}/file/v1/{SERVICE_ID}", running.port);
+        let res = reqwest::Client::new()
+            .post(&url)
+            .header("Content-Type", format!("multipart/form-data; boundary={BOUNDARY}"))
+            .body(multipart(&[Part::data("a.txt", b"abc")]))
+            .send()
+            .await
+            .expect("the upload request");
+        assert_eq!(res.status(), 400);
+        let body: Value = res.json().await.unwrap();
+        assert_eq!(
+            body["error"],
+            "Files cannot be uploaded while the File type has required fields the File API cannot fill: caption. Make them optional or give them a default value."
+        );
+        running.stop();
+        assert_eq!(store.keys().await, Vec::<String>::new());
+    }
+}
