@@ -54,7 +54,9 @@ pub async fn find(files: &Files, req: &Request, secret: &str) -> ApiResult<Optio
     let column = |name: &str| meta.field_index(name).unwrap_or(index);
     let size: i32 = get(&row, column("size"))?;
     Ok(Some(Stored {
-        secret: secret.to_owned(),
+        // As stored: unique strings compare without regard to case, and the key is the
+        // stored secret, not the spelling the request used.
+        secret: get(&row, index)?,
         name: get(&row, column("name"))?,
         content_type: get(&row, column("contentType"))?,
         size: u64::try_from(size).unwrap_or(0),

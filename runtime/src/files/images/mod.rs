@@ -106,7 +106,7 @@ impl Images {
         if ops.is_none() || passed {
             return Ok(Served::Original(stored));
         }
-        let key = files.variants(secret).join(ops.key());
+        let key = files.variants(&stored.secret).join(ops.key());
         if let Some(bytes) = self.cached(&key).await? {
             return Ok(Served::Variant {
                 stored,

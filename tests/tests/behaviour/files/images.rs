@@ -218,6 +218,9 @@ store_tests! {
         assert!(bodies.windows(2).all(|w| w[0] == w[1]), "every answer is the same image");
         let again = get(srv, &secret, "/123x77!/photo.jpg").await;
         assert_eq!(again.headers()["X-Cache"], "HIT");
+        // The secret in capitals names the same file, and so the same variant.
+        let capitals = get(srv, &secret.to_uppercase(), "/123x77!").await;
+        assert_eq!(capitals.headers()["X-Cache"], "HIT");
         let variants = format!("variants/{SERVICE_ID}/{secret}/");
         let of_the_file = |keys: Vec<String>| -> Vec<String> {
             keys.into_iter().filter(|k| k.starts_with(&variants)).collect()

@@ -344,6 +344,17 @@ store_tests! {
         assert_eq!(res.status(), 200);
         assert_eq!(header(&res, "Content-Length").as_deref(), Some("1000"));
 
+        // Unique strings compare without regard to case: the secret in capitals names the same
+        // file, which is served from its stored key.
+        let res = srv
+            .anonymous()
+            .get(srv.url(&format!("/files/v1/{SERVICE_ID}/{}", secret.to_uppercase())))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+        assert_eq!(header(&res, "ETag"), Some(etag.clone()));
+        assert_eq!(res.bytes().await.unwrap().as_ref(), bytes.as_slice());
         for path in [
             format!("/files/v1/{SERVICE_ID}/cunknownsecret000000000"),
             format!("/files/v1/{SERVICE_ID}/..%2F..%2Fetc%2Fpasswd"),
