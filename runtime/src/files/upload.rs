@@ -47,6 +47,8 @@ impl UploadError {
             UploadError::RequiredFields(_) | UploadError::NoFileType => 400,
             UploadError::TooLarge(_) => 413,
             UploadError::Body(_) => 400,
+            // An error with the reference's code is the upload's own (a name too long, …).
+            UploadError::Node(e) if e.code().is_some() => 400,
             UploadError::Store(_) | UploadError::Node(_) => 500,
         }
     }
@@ -63,6 +65,7 @@ impl UploadError {
                 format!("The file is too large: an upload may hold at most {limit} bytes.")
             }
             UploadError::Body(e) => format!("The upload could not be read: {e}"),
+            UploadError::Node(e) if e.code().is_some() => e.message(),
             UploadError::Store(_) | UploadError::Node(_) => {
                 "The file could not be stored. Please try again.".to_owned()
             }
@@ -73,7 +76,7 @@ impl UploadError {
     pub fn cause(&self) -> Option<String> {
         match self {
             UploadError::Store(e) => Some(e.clone()),
-            UploadError::Node(e) => Some(format!("{e:?}")),
+            UploadError::Node(e) if e.code().is_none() => Some(format!("{e:?}")),
             _ => None,
         }
     }
@@ -277,6 +280,22 @@ mod tests {
             e.message(),
             "Files cannot be uploaded while the File type has required fields the File API cannot fill: owner_note, owner. Make them optional or give them a default value."
         );
+    }
+
+    #[test]
+    fn node_errors_with_a_code_are_the_uploads_own() {
+        let long = UploadError::Node(ApiError::ValueTooLong("name"));
+        assert_eq!(
+            (long.status(), long.message(), long.cause()),
+            (400, "Value for field name is too long.".to_owned(), None)
+        );
+        let internal = UploadError::Node(ApiError::Internal("disk full".into()));
+        assert_eq!(internal.status(), 500);
+        assert_eq!(
+            internal.message(),
+            "The file could not be stored. Please try again."
+        );
+        assert!(internal.cause().is_some_and(|c| c.contains("disk full")));
     }
 
     #[test]

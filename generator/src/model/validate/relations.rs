@@ -8,7 +8,7 @@ use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::model::lower::{
     Ast, ObjectDecl, Shape, Target, argument, name_span, node_span, relation_name,
 };
-use crate::source::Span;
+use crate::source::{FileId, Span};
 
 /// One field that declares a relation, with the index of its enclosing type and of its target.
 #[derive(Clone, Copy)]
@@ -76,11 +76,18 @@ pub fn check(ast: &Ast, diags: &mut Diagnostics) {
                     first.span(),
                     format!("A relation directive with a name must appear exactly 2 times. Relation name: '{name}'"),
                 )
-                .with_help(format!(
-                    "add a field with `@relation(name: \"{name}\")` to `{}` that points back to `{}`, or give each relation its own name",
-                    first.field.ty.inner_named_type(),
-                    first.decl.def.name
-                )),
+                .with_help(match ast.objects.get(first.target) {
+                    // The built-in `File`: its other side needs a `File` of the service's own.
+                    Some(target) if target.file == FileId::SYSTEM => format!(
+                        "declare `type File @model` with its system fields (`id`, `secret`, `name`, `size`, `url`, `contentType`, `createdAt`, `updatedAt`) and a field with `@relation(name: \"{name}\")` that points back to `{}`",
+                        first.decl.def.name
+                    ),
+                    _ => format!(
+                        "add a field with `@relation(name: \"{name}\")` to `{}` that points back to `{}`, or give each relation its own name",
+                        first.field.ty.inner_named_type(),
+                        first.decl.def.name
+                    ),
+                }),
             );
         }
         if let [a, b] = ends[..] {
