@@ -19,7 +19,7 @@ use crate::auth::Principal;
 use crate::engine::Request;
 use crate::files::Files;
 use crate::files::download::{self, Ranged};
-use crate::files::images::{ImageError, Served};
+use crate::files::images::{ImageError, Images, Served};
 use crate::files::upload::{self, UploadError};
 use crate::model::{ServiceDef, cuid};
 use crate::storage::Counter;
@@ -82,6 +82,12 @@ fn error(status: u16, code: Option<u32>, message: &str, request_id: &str) -> Htt
         .json(serde_json::Value::Object(body))
 }
 
+/// The service's Image API, and through it its files, when `id` names this service (and it
+/// serves files).
+fn served<'s, S: ServiceDef>(service: &'s Service<S>, id: &str) -> Option<&'s Images> {
+    service.images.as_ref().filter(|_| service.knows(id))
+}
+
 fn not_found_project(id: &str, request_id: &str) -> HttpResponse {
     error(
         404,
@@ -100,7 +106,7 @@ pub(super) async fn upload<S: ServiceDef>(
 ) -> HttpResponse {
     let request_id = request_id();
     let id = path.into_inner();
-    let (true, Some(files)) = (service.knows(&id), service.files.as_ref()) else {
+    let Some(files) = served(&service, &id).map(Images::files) else {
         return not_found_project(&id, &request_id);
     };
     let mut parts = Multipart::new(req.headers(), payload);
@@ -189,7 +195,7 @@ pub(super) async fn download<S: ServiceDef>(
 ) -> HttpResponse {
     let request_id = request_id();
     let (id, secret) = path.into_inner();
-    let (true, Some(files)) = (service.knows(&id), service.files.as_ref()) else {
+    let Some(files) = served(&service, &id).map(Images::files) else {
         return not_found_project(&id, &request_id);
     };
     let engine = system_request(&service);
@@ -253,7 +259,7 @@ pub(super) async fn image<S: ServiceDef>(
 ) -> HttpResponse {
     let request_id = request_id();
     let (id, secret) = path.into_inner();
-    let (true, Some(images)) = (service.knows(&id), service.images.as_ref()) else {
+    let Some(images) = served(&service, &id) else {
         return not_found_project(&id, &request_id);
     };
     // The operations are the rest of the path, as sent (actix has decoded only the captures).

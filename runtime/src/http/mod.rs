@@ -74,10 +74,9 @@ pub struct Service<S: ServiceDef> {
     pub(super) times: SocketTimes,
     /// The most characters of element text an NDF export response holds.
     pub(super) export_page_limit: usize,
-    /// The File API's store and addresses; `None` serves no files.
-    pub(super) files: Option<Arc<crate::files::Files>>,
-    /// The Image API, over the same store.
-    pub(super) images: Option<Arc<crate::files::images::Images>>,
+    /// The Image API, and through it the File API's store and addresses; `None` serves no
+    /// files.
+    pub(super) images: Option<crate::files::images::Images>,
     /// Where the NDF export pages handed out last end ([`crate::ndf::export::Resumes`]).
     pub(super) export_resumes: Arc<crate::ndf::export::Resumes>,
     /// Turns true when the server is asked to stop ([`Closing`]).
@@ -167,7 +166,6 @@ impl<S: ServiceDef> Service<S> {
             times: SocketTimes::default(),
             export_page_limit: crate::ndf::DEFAULT_PAGE_LIMIT,
             export_resumes: Arc::default(),
-            files: None,
             images: None,
             stop_requested: Arc::new(tokio::sync::watch::channel(false).0),
             closing: closing.1,
@@ -192,8 +190,7 @@ impl<S: ServiceDef> Service<S> {
 
     /// Serves the File API from `files`.
     pub fn with_files(mut self, files: Arc<crate::files::Files>) -> Self {
-        self.images = Some(Arc::new(crate::files::images::Images::new(files.clone())));
-        self.files = Some(files);
+        self.images = Some(crate::files::images::Images::new(files));
         self
     }
 
