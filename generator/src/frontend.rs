@@ -112,6 +112,22 @@ pub fn load(svc_yml: &Path) -> Result<Loaded, Failure> {
             sources.add(shown, text);
         }
     }
+    // Resolvers' schema files, once each; one that cannot be read stays out of `sources` and
+    // `functions::resolvers` reports it at the `schema:` value.
+    for f in &config.functions {
+        let Some(schema) = &f.schema else {
+            continue;
+        };
+        let shown = permissions::shown_path(&schema.value);
+        if sources.find(shown).is_some() {
+            continue;
+        }
+        let full = dir.join(&schema.value);
+        if let Ok(text) = std::fs::read_to_string(&full) {
+            inputs.push(full);
+            sources.add(shown, text);
+        }
+    }
     let res = if all_read {
         run(&sources, &config, &type_files, diags)
     } else {

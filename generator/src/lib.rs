@@ -28,6 +28,7 @@
 pub mod diagnostics;
 pub mod emit;
 pub mod frontend;
+pub mod functions;
 pub mod model;
 pub mod naming;
 pub mod permissions;

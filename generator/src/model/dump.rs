@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::model::{
-    Cardinality, DefaultValue, Field, FieldKind, Model, OnDelete, Permission, PermissionTarget,
+    Cardinality, DefaultValue, Field, FieldKind, FunctionKind, Handler, ResolverField, Model, OnDelete, Permission, PermissionTarget,
     PermissionValue, PermissionVar, RelationEnd, TypeId, TypeOperation, VarSource,
 };
 
@@ -66,7 +66,43 @@ pub fn dump(model: &Model) -> String {
         permission(&mut out, model, p);
     }
     for f in &model.functions {
-        let _ = writeln!(out, "function {}: {}", f.name, f.kind);
+        let _ = write!(out, "function {}: {}", f.name, f.kind.type_name());
+        match &f.kind {
+            FunctionKind::Resolver(r) => {
+                let root = if r.mutation { "Mutation" } else { "Query" };
+                let args: Vec<String> = r.args.iter().map(resolver_field).collect();
+                let fields: Vec<String> = r.payload_fields.iter().map(resolver_field).collect();
+                let ty = match (r.list, r.required) {
+                    (false, false) => r.payload.clone(),
+                    (false, true) => format!("{}!", r.payload),
+                    (true, false) => format!("[{}!]", r.payload),
+                    (true, true) => format!("[{}!]!", r.payload),
+                };
+                let _ = write!(
+                    out,
+                    " {root}.{}({}): {ty} {{ {} }}",
+                    r.field,
+                    args.join(", "),
+                    fields.join(", ")
+                );
+            }
+            FunctionKind::Hook { ty, op, .. } => {
+                let _ = write!(out, " {}.{op:?}", model.ty(*ty).name);
+            }
+            FunctionKind::Subscription { query } => {
+                let _ = write!(out, " query={query}");
+            }
+        }
+        let handler = match &f.handler {
+            Handler::Webhook { url, headers } => format!("webhook {url} headers={headers:?}"),
+            Handler::Code { src, environment } => format!("code {src} environment={environment:?}"),
+            Handler::Rust { path } => format!("rust {path}"),
+        };
+        let _ = write!(out, " handler={handler}");
+        if let Some(t) = f.timeout_ms {
+            let _ = write!(out, " timeout={t}ms");
+        }
+        let _ = writeln!(out, " at={}", f.at);
     }
     let trimmed = out.trim_end().len();
     out.truncate(trimmed);
@@ -261,4 +297,14 @@ fn value(v: &DefaultValue) -> String {
 /// A string as a JSON literal, so escapes are unambiguous.
 fn quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
+}
+
+fn resolver_field(f: &ResolverField) -> String {
+    let scalar = format!("{:?}", f.scalar);
+    match (f.list, f.required) {
+        (false, false) => format!("{}: {scalar}", f.name),
+        (false, true) => format!("{}: {scalar}!", f.name),
+        (true, false) => format!("{}: [{scalar}!]", f.name),
+        (true, true) => format!("{}: [{scalar}!]!", f.name),
+    }
 }

@@ -15,7 +15,7 @@ use apollo_compiler::ast::{
 
 use crate::model::validate::defaults;
 use crate::model::{
-    EnumDef, EnumId, Field, FieldKind, Function, Model, OnDelete, Permission, PermissionTarget,
+    EnumDef, EnumId, Field, FieldKind, Model, OnDelete, Permission, PermissionTarget,
     Relation, RelationEnd, RelationId, ScalarType, TypeDef, TypeId,
 };
 use crate::source::{FileId, Span};
@@ -337,15 +337,6 @@ pub fn lower(ast: &Ast, config: &Config) -> Model {
             // Resolved and compiled by `crate::permissions::compile`.
             target: PermissionTarget::All,
             compiled: None,
-        })
-        .collect();
-    model.functions = config
-        .functions
-        .iter()
-        .map(|f| Function {
-            name: f.name.value.clone(),
-            kind: f.kind.value.clone(),
-            span: f.name.span,
         })
         .collect();
     model

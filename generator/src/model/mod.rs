@@ -358,9 +358,83 @@ pub enum VarSource {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Function {
     pub name: String,
-    /// `resolver`, `subscription`, `operationBefore` or `operationAfter`.
-    pub kind: String,
+    pub kind: FunctionKind,
+    pub handler: Handler,
+    /// `timeout:` in milliseconds, when given.
+    pub timeout_ms: Option<u64>,
+    /// The function's name in `svc.yml`.
     pub span: Span,
+    /// `svc.yml:line:col` of the function's name, for messages of the generated code.
+    pub at: String,
+}
+
+/// What a function is invoked for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FunctionKind {
+    /// A field added to `Query` or `Mutation` (reference §7.4).
+    Resolver(Resolver),
+    /// `operationBefore` (`before`) or `operationAfter` of `op` on the model `ty`.
+    Hook {
+        before: bool,
+        ty: TypeId,
+        op: TypeOperation,
+    },
+    /// A server-side subscription: the path of its query file, as written in `svc.yml`.
+    Subscription { query: String },
+}
+
+impl FunctionKind {
+    /// The `type:` of `svc.yml`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            FunctionKind::Resolver(_) => "resolver",
+            FunctionKind::Hook { before: true, .. } => "operationBefore",
+            FunctionKind::Hook { before: false, .. } => "operationAfter",
+            FunctionKind::Subscription { .. } => "subscription",
+        }
+    }
+}
+
+/// A resolver's schema extension: one field on `Query` or `Mutation` and its payload type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolver {
+    /// `extend type Mutation` (else `Query`).
+    pub mutation: bool,
+    pub field: String,
+    pub args: Vec<ResolverField>,
+    /// The payload type's name.
+    pub payload: String,
+    pub payload_fields: Vec<ResolverField>,
+    /// `[P!]` or `[P!]!`.
+    pub list: bool,
+    /// `P!` or `[P!]!`.
+    pub required: bool,
+}
+
+/// An argument of a resolver's field, or a field of its payload: scalars only.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolverField {
+    pub name: String,
+    pub scalar: ScalarType,
+    /// `[S!]`.
+    pub list: bool,
+    pub required: bool,
+}
+
+/// A function's handler.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Handler {
+    Webhook {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
+    Code {
+        src: String,
+        environment: Vec<(String, String)>,
+    },
+    Rust {
+        path: String,
+    },
 }
 
 /// The system fields every model has, exposed only when declared.

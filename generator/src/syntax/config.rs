@@ -49,6 +49,26 @@ pub struct FunctionDecl {
     pub operation: Option<Spanned<String>>,
     pub schema: Option<Spanned<String>>,
     pub query: Option<Spanned<String>>,
+    pub handler: HandlerDecl,
+    /// `timeout:` in milliseconds (written in seconds), for handlers that can wait.
+    pub timeout_ms: Option<Spanned<u64>>,
+}
+
+/// A function's `handler`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HandlerDecl {
+    /// `webhook: url` or `webhook: { url, headers }`.
+    Webhook {
+        url: Spanned<String>,
+        headers: Vec<(String, String)>,
+    },
+    /// `code: path` or `code: { src, environment }`: a JavaScript module.
+    Code {
+        src: Spanned<String>,
+        environment: Vec<(String, String)>,
+    },
+    /// `rust: crate::path::to::function`: a Rust function compiled into the service.
+    Rust { path: Spanned<String> },
 }
 
 const ROOT_KEYS: &[&str] = &["types", "permissions", "rootTokens", "functions", "custom"];
@@ -67,6 +87,7 @@ const FUNCTION_KEYS: &[&str] = &[
     "query",
     "operation",
     "isEnabled",
+    "timeout",
 ];
 const FUNCTION_TYPES: &[&str] = &[
     "resolver",
@@ -427,6 +448,8 @@ impl<'a> Cx<'a, '_> {
         let mut schema = None;
         let mut query = None;
         let mut has_handler = false;
+        let mut handler = None;
+        let mut timeout_ms = None;
         for (key, value) in map {
             let Some(key) = self.key_str(key, path) else {
                 ok = false;
@@ -437,7 +460,12 @@ impl<'a> Cx<'a, '_> {
                 "type" => kind = self.string(value, &kpath, "`type`"),
                 "handler" => {
                     has_handler = true;
-                    ok &= self.handler(value, &kpath);
+                    handler = self.handler(value, &kpath);
+                    ok &= handler.is_some();
+                }
+                "timeout" => {
+                    timeout_ms = self.seconds(value, &kpath);
+                    ok &= timeout_ms.is_some();
                 }
                 "schema" => schema = self.string(value, &kpath, "`schema`"),
                 "query" => query = self.string(value, &kpath, "`query`"),
@@ -454,7 +482,7 @@ impl<'a> Cx<'a, '_> {
             ok = false;
             self.error(name_span, format!("the function `{name}` has no `handler`"))
                 .help = Some(
-                "add `handler: { code: ./src/file.js }` or `handler: { webhook: https://… }`"
+                "add `handler: { webhook: https://… }`, `handler: { rust: crate::functions::f }` or `handler: { code: ./src/file.js }`"
                     .into(),
             );
         }
@@ -521,6 +549,7 @@ impl<'a> Cx<'a, '_> {
         {
             ok &= self.hook_operation(op);
         }
+        let handler = handler?;
         ok.then(|| FunctionDecl {
             name: Spanned {
                 value: name.to_owned(),
@@ -530,6 +559,8 @@ impl<'a> Cx<'a, '_> {
             operation,
             schema,
             query,
+            handler,
+            timeout_ms,
         })
     }
 
@@ -585,16 +616,35 @@ impl<'a> Cx<'a, '_> {
         true
     }
 
-    /// `handler: { code: path | {src, environment} }` or `{ webhook: url | {url, headers} }`.
-    fn handler(&mut self, value: &Value, path: &[Seg]) -> bool {
+    /// `timeout:` a positive number of seconds (at most an hour), in milliseconds.
+    fn seconds(&mut self, value: &Value, path: &[Seg]) -> Option<Spanned<u64>> {
         let span = self.loc.value_span(path);
-        let help = "write `handler: { code: ./src/file.js }` or `handler: { webhook: https://… }`";
+        let secs = value.as_f64().filter(|s| s.is_finite() && *s > 0.0 && *s <= 3600.0);
+        match secs {
+            Some(s) => Some(Spanned {
+                value: ((s * 1000.0).round() as u64).max(1),
+                span,
+            }),
+            None => {
+                self.error(span, "`timeout` must be a number of seconds, above 0 and at most 3600")
+                    .help = Some("write for example `timeout: 5` or `timeout: 0.5`".into());
+                None
+            }
+        }
+    }
+
+    /// `handler: { webhook: url | {url, headers} }`, `{ code: path | {src, environment} }` or
+    /// `{ rust: path }`.
+    fn handler(&mut self, value: &Value, path: &[Seg]) -> Option<HandlerDecl> {
+        let span = self.loc.value_span(path);
+        let help = "write `handler: { webhook: https://… }`, `handler: { rust: crate::functions::f }` or `handler: { code: ./src/file.js }`";
         let Value::Mapping(map) = value else {
             self.error(span, "`handler` must be a mapping").help = Some(help.into());
-            return false;
+            return None;
         };
         let mut ok = true;
         let mut kinds = 0;
+        let mut found = None;
         for (key, value) in map {
             let Some(key) = self.key_str(key, path) else {
                 ok = false;
@@ -604,15 +654,44 @@ impl<'a> Cx<'a, '_> {
             let (inner, required) = match key {
                 "code" => (["src", "environment"], "src"),
                 "webhook" => (["url", "headers"], "url"),
+                "rust" => {
+                    kinds += 1;
+                    match self.string(value, &kpath, "`rust`") {
+                        Some(p) if is_rust_path(&p.value) => {
+                            found = Some(HandlerDecl::Rust { path: p })
+                        }
+                        Some(p) => {
+                            ok = false;
+                            self.error(p.span, format!("`{}` is not a Rust path", p.value))
+                                .help = Some(
+                                "name the function by its path, for example `crate::functions::validate_email`".into(),
+                            );
+                        }
+                        None => ok = false,
+                    }
+                    continue;
+                }
                 _ => {
                     ok = false;
-                    self.unknown_key(key, path, "in `handler`", "use `code` or `webhook`".into());
+                    self.unknown_key(
+                        key,
+                        path,
+                        "in `handler`",
+                        "use `webhook`, `rust` or `code`".into(),
+                    );
                     continue;
                 }
             };
             kinds += 1;
+            let mut main = None;
+            let mut pairs = Vec::new();
             match value {
-                Value::String(_) => {}
+                Value::String(s) => {
+                    main = Some(Spanned {
+                        value: s.clone(),
+                        span: self.loc.value_span(&kpath),
+                    })
+                }
                 Value::Mapping(m) => {
                     for (k, v) in m {
                         let Some(k) = self.key_str(k, &kpath) else {
@@ -621,12 +700,12 @@ impl<'a> Cx<'a, '_> {
                         };
                         let ipath = [&kpath[..], &[Seg::Key(k)]].concat();
                         if k == inner[0] {
-                            ok &= self.string(v, &ipath, &format!("`{k}`")).is_some();
+                            main = self.string(v, &ipath, &format!("`{k}`"));
+                            ok &= main.is_some();
                         } else if k == inner[1] {
-                            if !matches!(v, Value::Mapping(_) | Value::Null) {
-                                let s = self.loc.value_span(&ipath);
-                                self.error(s, format!("`{k}` must map names to values"));
-                                ok = false;
+                            match self.pairs(v, &ipath, k) {
+                                Some(p) => pairs = p,
+                                None => ok = false,
                             }
                         } else {
                             ok = false;
@@ -647,17 +726,77 @@ impl<'a> Cx<'a, '_> {
                         .help = Some(help.into());
                 }
             }
+            found = match (key, main) {
+                ("webhook", Some(url)) => {
+                    if !(url.value.starts_with("http://") || url.value.starts_with("https://")) {
+                        ok = false;
+                        self.error(url.span, format!("`{}` is not an http or https URL", url.value))
+                            .help = Some("a webhook's URL starts with `http://` or `https://`".into());
+                    }
+                    Some(HandlerDecl::Webhook { url, headers: pairs })
+                }
+                ("code", Some(src)) => Some(HandlerDecl::Code {
+                    src,
+                    environment: pairs,
+                }),
+                _ => None,
+            };
         }
         if kinds != 1 {
             ok = false;
             self.error(
                 span,
-                "`handler` must have exactly one of `code` and `webhook`",
+                "`handler` must have exactly one of `webhook`, `rust` and `code`",
             )
             .help = Some(help.into());
         }
-        ok
+        if ok { found } else { None }
     }
+
+    /// `headers:` or `environment:`: names mapped to scalar values, read as strings.
+    fn pairs(&mut self, value: &Value, path: &[Seg], what: &str) -> Option<Vec<(String, String)>> {
+        let m = match value {
+            Value::Mapping(m) => m,
+            Value::Null => return Some(Vec::new()),
+            _ => {
+                let s = self.loc.value_span(path);
+                self.error(s, format!("`{what}` must map names to values"));
+                return None;
+            }
+        };
+        let mut out = Vec::new();
+        let mut ok = true;
+        for (k, v) in m {
+            let Some(k) = self.key_str(k, path) else {
+                ok = false;
+                continue;
+            };
+            let text = match v {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                Value::Bool(b) => b.to_string(),
+                _ => {
+                    ok = false;
+                    let s = self.loc.value_span(&[path, &[Seg::Key(k)]].concat());
+                    self.error(s, format!("the value of `{k}` in `{what}` must be a string"));
+                    continue;
+                }
+            };
+            out.push((k.to_owned(), text));
+        }
+        ok.then_some(out)
+    }
+}
+
+/// `crate::a::b`, `super::f`, `my_crate::f` or `f`: identifiers joined by `::`.
+fn is_rust_path(s: &str) -> bool {
+    let s = s.strip_prefix("::").unwrap_or(s);
+    !s.is_empty()
+        && s.split("::").all(|seg| {
+            seg.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && seg.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && seg != "_"
+        })
 }
 
 /// `^([A-Z][a-zA-Z0-9]*\.(create|update|delete|read|list|connect|disconnect|\*)|\*)$`

@@ -18,7 +18,7 @@ pub mod types;
 use crate::diagnostics::Diagnostics;
 use crate::model::lower::{Ast, lower};
 use crate::model::{Model, Valid};
-use crate::permissions;
+use crate::{functions, permissions};
 use crate::source::Sources;
 use crate::syntax::config::Config;
 use crate::syntax::sdl::SdlFile;
@@ -38,6 +38,7 @@ pub fn validate(
     let mut diags = Diagnostics::new();
     let mut query_diags = Diagnostics::new();
     let queries = permissions::select_queries(sources, config, &mut query_diags);
+    let resolvers = functions::resolvers(sources, config, &mut diags);
     types::check(&ast, &mut diags);
     fields::check(&ast, &mut diags);
     relations::check(&ast, &mut diags);
@@ -50,6 +51,7 @@ pub fn validate(
     system::check(&ast, &mut diags);
     if diags.is_empty() {
         let mut model = lower(&ast, config);
+        functions::lower(&mut model, sources, config, resolvers, &mut query_diags);
         permissions::compile(&mut model, config, &queries, &mut query_diags);
         if query_diags.is_empty() {
             return Ok(Valid::assume_valid(model));

@@ -1,0 +1,536 @@
+//! `functions:` of `svc.yml` (reference §7): the resolvers' schema extensions, read and checked
+//! with the reference's 2053 texts at their place in the schema file, and the functions lowered
+//! into the model once every other rule has passed.
+
+use std::collections::{HashMap, HashSet};
+
+use apollo_compiler::Node;
+use apollo_compiler::diagnostic::ToCliReport;
+use apollo_compiler::ast::{Definition, Document, Type};
+
+use crate::diagnostics::{Diagnostic, Diagnostics};
+use crate::model::{
+    Function, FunctionKind, Handler, Model, Resolver, ResolverField, ScalarType, TypeOperation,
+};
+use crate::permissions::shown_path;
+use crate::source::{FileId, Sources, Span};
+use crate::syntax::config::{Config, FunctionDecl, HandlerDecl};
+use crate::syntax::sdl::span_in;
+
+/// Every resolver's schema extension, by function name. A resolver whose schema file is missing
+/// or has a problem is reported to `diags` and left out.
+pub fn resolvers(
+    sources: &Sources,
+    config: &Config,
+    diags: &mut Diagnostics,
+) -> HashMap<String, Resolver> {
+    let mut out = HashMap::new();
+    for f in &config.functions {
+        let Some(schema) = f.schema.as_ref().filter(|_| f.kind.value == "resolver") else {
+            continue;
+        };
+        let Some((file, source)) = sources.find(shown_path(&schema.value)) else {
+            diags.push(
+                Diagnostic::new(
+                    schema.span,
+                    format!(
+                        "could not read the schema file `{}` of the function `{}`",
+                        schema.value, f.name.value
+                    ),
+                )
+                .with_help("paths in `svc.yml` are relative to the directory of `svc.yml`"),
+            );
+            continue;
+        };
+        let mut cx = Extension {
+            name: &f.name.value,
+            file,
+            diags,
+        };
+        if let Some(r) = cx.read(&source.text) {
+            out.insert(f.name.value.clone(), r);
+        }
+    }
+    out
+}
+
+/// The checks of one schema extension.
+struct Extension<'a, 'd> {
+    name: &'a str,
+    file: FileId,
+    diags: &'d mut Diagnostics,
+}
+
+impl Extension<'_, '_> {
+    /// A 2053 error: `Schema Extension Error for function '{name}': {msg}`.
+    fn error(&mut self, span: Span, msg: impl std::fmt::Display) {
+        self.diags.push(
+            Diagnostic::new(
+                span,
+                format!("Schema Extension Error for function '{}': {msg}", self.name),
+            )
+            .with_code(2053),
+        );
+    }
+
+    /// An error of ours (not a text of the reference) about the extension.
+    fn ours(&mut self, span: Span, msg: String, help: &str) {
+        self.diags
+            .push(Diagnostic::new(span, msg).with_help(help.to_owned()));
+    }
+
+    fn span<T>(&self, node: &Node<T>) -> Span {
+        span_in(self.file, node.location())
+    }
+
+    fn read(&mut self, text: &str) -> Option<Resolver> {
+        let start = Span::file_start(self.file);
+        let doc = match Document::parse(text, "schema.graphql") {
+            Ok(doc) => doc,
+            Err(with_errors) => {
+                let at = with_errors
+                    .errors
+                    .iter()
+                    .next()
+                    .map_or(start, |e| span_in(self.file, e.error.location()));
+                if text.contains("()") {
+                    let shown = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                    self.error(
+                        at,
+                        format!("Could not parse schema. Do not use empty brackets for resolvers without input arguments: {shown}"),
+                    );
+                } else {
+                    let msg = with_errors
+                        .errors
+                        .iter()
+                        .next()
+                        .map(|e| e.error.to_string())
+                        .unwrap_or_default();
+                    self.error(at, format!("Could not parse schema: {msg}"));
+                }
+                return None;
+            }
+        };
+        let mut extensions = Vec::new();
+        let mut payloads = Vec::new();
+        for d in &doc.definitions {
+            match d {
+                Definition::ObjectTypeExtension(e) => extensions.push(e),
+                Definition::ObjectTypeDefinition(t) => payloads.push(t),
+                other => {
+                    let span = span_in(self.file, other.location());
+                    self.ours(
+                        span,
+                        format!(
+                            "the schema of the function `{}` may hold only `extend type Query` or `extend type Mutation` and its payload type",
+                            self.name
+                        ),
+                        "remove this definition",
+                    );
+                    return None;
+                }
+            }
+        }
+        let ext = match extensions.as_slice() {
+            [] => {
+                self.error(start, "Schema must contain a type extension");
+                return None;
+            }
+            [e] => *e,
+            [_, second, ..] => {
+                let span = self.span(second);
+                self.error(span, "Schema must not contain more than one type extension");
+                return None;
+            }
+        };
+        let mutation = match ext.name.as_str() {
+            "Query" => false,
+            "Mutation" => true,
+            other => {
+                let span = span_in(self.file, ext.name.location());
+                self.error(
+                    span,
+                    format!("Must extend either Query or Mutation. Not '{other}'"),
+                );
+                return None;
+            }
+        };
+        let field = match ext.fields.as_slice() {
+            [] => {
+                let span = self.span(ext);
+                let (what, root) = if mutation {
+                    ("mutation", "Mutation { myMutation")
+                } else {
+                    ("query", "Query { myQuery")
+                };
+                self.error(
+                    span,
+                    format!(
+                        "Must contain a {what}: extend type {root}(arg1: Int): MyPayload }}"
+                    ),
+                );
+                return None;
+            }
+            [f] => f,
+            [_, second, ..] => {
+                let span = self.span(second);
+                self.error(
+                    span,
+                    "Only one query or mutation can be added in a schema extension",
+                );
+                return None;
+            }
+        };
+        let payload = match payloads.as_slice() {
+            [] => {
+                let span = self.span(field);
+                self.error(
+                    span,
+                    "Must provide return type. For example: type MyPayload { someField: Boolean }",
+                );
+                return None;
+            }
+            [p] => *p,
+            [_, second, ..] => {
+                let span = self.span(second);
+                self.error(
+                    span,
+                    "Only one return type can be specified in a schema extension",
+                );
+                return None;
+            }
+        };
+        let returned = field.ty.inner_named_type();
+        if returned != &payload.name {
+            let span = self.span(field);
+            let names: Vec<&str> = payloads.iter().map(|p| p.name.as_str()).collect();
+            self.error(
+                span,
+                format!(
+                    "Return type must match a type in the schema extension. {returned} did not match any of {}",
+                    names.join(", ")
+                ),
+            );
+            return None;
+        }
+        let (list, required) = match &field.ty {
+            Type::Named(_) => (false, false),
+            Type::NonNullNamed(_) => (false, true),
+            Type::List(inner) if matches!(**inner, Type::NonNullNamed(_)) => (true, false),
+            Type::NonNullList(inner) if matches!(**inner, Type::NonNullNamed(_)) => (true, true),
+            _ => {
+                let span = self.span(field);
+                self.ours(
+                    span,
+                    format!(
+                        "the resolver `{}` returns `{}`; a resolver returns `{returned}`, `{returned}!`, `[{returned}!]` or `[{returned}!]!`",
+                        self.name, field.ty
+                    ),
+                    "change the field's type",
+                );
+                return None;
+            }
+        };
+        let mut ok = true;
+        let mut args = Vec::new();
+        for a in &field.arguments {
+            let span = span_in(self.file, a.location());
+            match self.scalar_field(&a.name, &a.ty, span, "argument") {
+                Some(f) => args.push(f),
+                None => ok = false,
+            }
+        }
+        let mut payload_fields = Vec::new();
+        for f in &payload.fields {
+            let span = self.span(f);
+            if !f.arguments.is_empty() {
+                ok = false;
+                self.ours(
+                    span,
+                    format!(
+                        "the payload field `{}.{}` has arguments; payload fields cannot take any",
+                        payload.name, f.name
+                    ),
+                    "remove the arguments",
+                );
+                continue;
+            }
+            if f.name == "id" && !matches!(f.ty.inner_named_type().as_str(), "ID" | "String") {
+                ok = false;
+                self.error(
+                    span,
+                    "The name id is reserved for fields with type ID or String.",
+                );
+                continue;
+            }
+            match self.scalar_field(&f.name, &f.ty, span, "payload field") {
+                Some(f) => payload_fields.push(f),
+                None => ok = false,
+            }
+        }
+        if payload.fields.is_empty() {
+            ok = false;
+            let span = self.span(payload);
+            self.ours(
+                span,
+                format!("the payload type `{}` has no fields", payload.name),
+                "give it at least one field",
+            );
+        }
+        ok.then(|| Resolver {
+            mutation,
+            field: field.name.to_string(),
+            args,
+            payload: payload.name.to_string(),
+            payload_fields,
+            list,
+            required,
+        })
+    }
+
+    /// An argument or payload field: a scalar (`S`, `S!`, `[S!]`, `[S!]!`).
+    fn scalar_field(
+        &mut self,
+        name: &apollo_compiler::Name,
+        ty: &Type,
+        span: Span,
+        what: &str,
+    ) -> Option<ResolverField> {
+        let scalar = ScalarType::from_name(ty.inner_named_type());
+        let shape = match ty {
+            Type::Named(_) => Some((false, false)),
+            Type::NonNullNamed(_) => Some((false, true)),
+            Type::List(inner) if matches!(**inner, Type::NonNullNamed(_)) => Some((true, false)),
+            Type::NonNullList(inner) if matches!(**inner, Type::NonNullNamed(_)) => {
+                Some((true, true))
+            }
+            _ => None,
+        };
+        match (scalar, shape) {
+            (Some(scalar), Some((list, required))) => Some(ResolverField {
+                name: name.to_string(),
+                scalar,
+                list,
+                required,
+            }),
+            _ => {
+                self.ours(
+                    span,
+                    format!(
+                        "the {what} `{name}: {ty}` of the function `{}` is not a scalar; resolvers take and return scalars only (`ID`, `String`, `Int`, `Float`, `Boolean`, `DateTime`, `Json`, or a list `[S!]` of one)",
+                        self.name
+                    ),
+                    "change its type",
+                );
+                None
+            }
+        }
+    }
+}
+
+/// Adds the functions of `config` to the model (run once the model is valid); a resolver whose
+/// field or payload name is taken by the model's API is reported.
+pub fn lower(
+    model: &mut Model,
+    sources: &Sources,
+    config: &Config,
+    mut resolvers: HashMap<String, Resolver>,
+    diags: &mut Diagnostics,
+) {
+    let taken_types = type_names(model);
+    let (queries, mutations) = root_fields(model);
+    let mut fields_seen: HashMap<(bool, String), &str> = HashMap::new();
+    let mut payloads_seen: HashMap<String, &str> = HashMap::new();
+    for f in &config.functions {
+        let kind = match f.kind.value.as_str() {
+            "resolver" => {
+                let Some(r) = resolvers.remove(&f.name.value) else {
+                    continue;
+                };
+                let roots = if r.mutation { &mutations } else { &queries };
+                let root = if r.mutation { "Mutation" } else { "Query" };
+                if roots.contains(&r.field) {
+                    diags.push(
+                        Diagnostic::new(
+                            f.name.span,
+                            format!(
+                                "the resolver `{}` adds the field `{}` to `{root}`, which the model's API already has",
+                                f.name.value, r.field
+                            ),
+                        )
+                        .with_help("rename the field in the schema extension"),
+                    );
+                } else if let Some(first) = fields_seen.insert((r.mutation, r.field.clone()), &f.name.value) {
+                    diags.push(
+                        Diagnostic::new(
+                            f.name.span,
+                            format!(
+                                "the resolvers `{first}` and `{}` both add the field `{}` to `{root}`",
+                                f.name.value, r.field
+                            ),
+                        )
+                        .with_help("rename one of the fields"),
+                    );
+                }
+                if taken_types.contains(&r.payload) {
+                    diags.push(
+                        Diagnostic::new(
+                            f.name.span,
+                            format!(
+                                "the payload type `{}` of the resolver `{}` has a name the model's API already uses",
+                                r.payload, f.name.value
+                            ),
+                        )
+                        .with_help("rename the payload type in the schema extension"),
+                    );
+                } else if let Some(first) = payloads_seen.insert(r.payload.clone(), &f.name.value)
+                {
+                    diags.push(
+                        Diagnostic::new(
+                            f.name.span,
+                            format!(
+                                "the resolvers `{first}` and `{}` both declare the payload type `{}`",
+                                f.name.value, r.payload
+                            ),
+                        )
+                        .with_help("give each resolver a payload type of its own"),
+                    );
+                }
+                FunctionKind::Resolver(r)
+            }
+            "subscription" => FunctionKind::Subscription {
+                query: f.query.as_ref().map(|q| q.value.clone()).unwrap_or_default(),
+            },
+            kind => {
+                let Some(hook) = hook(model, f) else {
+                    continue;
+                };
+                let (ty, op) = hook;
+                FunctionKind::Hook {
+                    before: kind == "operationBefore",
+                    ty,
+                    op,
+                }
+            }
+        };
+        let (line, col) = sources.line_col(f.name.span);
+        let file = sources
+            .get(f.name.span.file)
+            .map_or_else(|| "svc.yml".to_owned(), |s| s.path.display().to_string());
+        model.functions.push(Function {
+            name: f.name.value.clone(),
+            kind,
+            handler: handler(&f.handler),
+            timeout_ms: f.timeout_ms.as_ref().map(|t| t.value),
+            span: f.name.span,
+            at: format!("{file}:{line}:{col}"),
+        });
+    }
+}
+
+fn hook(model: &Model, f: &FunctionDecl) -> Option<(crate::model::TypeId, TypeOperation)> {
+    let (ty, op) = f.operation.as_ref()?.value.split_once('.')?;
+    let op = match op {
+        "create" => TypeOperation::Create,
+        "update" => TypeOperation::Update,
+        "delete" => TypeOperation::Delete,
+        _ => return None,
+    };
+    Some((model.type_by_name(ty)?, op))
+}
+
+fn handler(h: &HandlerDecl) -> Handler {
+    match h {
+        HandlerDecl::Webhook { url, headers } => Handler::Webhook {
+            url: url.value.clone(),
+            headers: headers.clone(),
+        },
+        HandlerDecl::Code { src, environment } => Handler::Code {
+            src: src.value.clone(),
+            environment: environment.clone(),
+        },
+        HandlerDecl::Rust { path } => Handler::Rust {
+            path: path.value.clone(),
+        },
+    }
+}
+
+/// The type names the model's APIs use (models, enums and what is derived from them, the
+/// fixed names and the scalars).
+fn type_names(model: &Model) -> HashSet<String> {
+    let mut names: HashSet<String> = svc_names::FIXED_TYPE_NAMES
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    for s in [
+        "ID", "String", "Int", "Float", "Boolean", "DateTime", "Json", "Query", "Mutation",
+        "Subscription",
+    ] {
+        names.insert(s.to_owned());
+    }
+    names.extend(model.enums.iter().map(|e| e.name.clone()));
+    for t in &model.types {
+        let n = t.name.as_str();
+        names.extend([
+            n.to_owned(),
+            svc_names::filter_type(n),
+            svc_names::order_by_type(n),
+            svc_names::create_input(n),
+            svc_names::update_input(n),
+            svc_names::connection_type(n),
+            svc_names::edge_type(n),
+            svc_names::subscription_filter_type(n),
+            svc_names::subscription_filter_node_type(n),
+            svc_names::subscription_payload_type(n),
+            svc_names::previous_values_type(n),
+        ]);
+        for m in [
+            svc_names::create_field(n),
+            svc_names::update_field(n),
+            svc_names::update_or_create_field(n),
+            svc_names::delete_field(n),
+        ] {
+            names.insert(svc_names::relay_payload_type(&m));
+            names.insert(svc_names::relay_input_type(&m));
+        }
+    }
+    names
+}
+
+/// The fields of the Simple API's `Query` and `Mutation` (and the Relay API's roots).
+fn root_fields(model: &Model) -> (HashSet<String>, HashSet<String>) {
+    let mut queries: HashSet<String> = [
+        svc_names::USER_FIELD,
+        svc_names::NODE_FIELD,
+        svc_names::VIEWER_FIELD,
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let mut mutations = HashSet::new();
+    for t in &model.types {
+        let n = t.name.as_str();
+        queries.extend([
+            svc_names::all_field(n),
+            svc_names::meta_field(n),
+            n.to_owned(),
+        ]);
+        mutations.extend([
+            svc_names::create_field(n),
+            svc_names::update_field(n),
+            svc_names::update_or_create_field(n),
+            svc_names::delete_field(n),
+            svc_names::delete_many_field(n),
+            svc_names::update_many_field(n),
+        ]);
+    }
+    for r in &model.relations {
+        mutations.extend([
+            svc_names::set_field(&r.name),
+            svc_names::unset_field(&r.name),
+            svc_names::add_to_field(&r.name),
+            svc_names::remove_from_field(&r.name),
+        ]);
+    }
+    (queries, mutations)
+}
