@@ -202,6 +202,7 @@ impl Service {
             ),
             max_upload_bytes: svc_runtime::files::DEFAULT_MAX_UPLOAD,
             files_url: None,
+            public_url: None,
         };
         let running = svc_runtime::spawn::<example_model::Service>(options)
             .unwrap_or_else(|e| panic!("cannot start example-model on {}: {e}", database.url));

@@ -18,8 +18,8 @@ pub use serde_json;
 pub use crate::__enum_conversions as enum_conversions;
 pub use crate::api::{QueryMeta, ReadGuard};
 pub use crate::model::{
-    Cells, Column, DateTime, EnumMeta, EnumValue, ExistsCall, FieldMeta, IntoVal, Json, Kind,
-    ListItem, Lit, MigrationHint, ModelMeta, Operation, PermValue, PermissionMeta, PermissionQuery,
+    Cells, Column, DateTime, EnumMeta, EnumValue, ExistsCall, FieldMeta, FunctionKind,
+    FunctionMeta, HandlerMeta, IntoVal, Json, Kind, ListItem, ResolverField, ResolverMeta, Lit, MigrationHint, ModelMeta, Operation, PermValue, PermissionMeta, PermissionQuery,
     PermissionTarget, Record, RelFieldMeta, RelationMeta, ServiceDef, ServiceMeta, Val, VarSource,
     Visitor, get, get_enum, get_opt,
 };

@@ -26,6 +26,7 @@ pub mod auth;
 pub mod engine;
 pub mod events;
 pub mod files;
+pub mod functions;
 pub mod http;
 pub mod launch;
 pub mod migrate;

@@ -105,6 +105,7 @@ async fn run() -> Result<(), String> {
         ),
         max_upload_bytes: svc_runtime::files::DEFAULT_MAX_UPLOAD,
         files_url: None,
+        public_url: None,
     };
     let running =
         tokio::task::spawn_blocking(move || svc_runtime::spawn::<example_model::Service>(options))

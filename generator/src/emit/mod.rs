@@ -9,6 +9,7 @@
 //! tables.
 
 mod enums;
+mod functions;
 mod permissions;
 mod records;
 mod service;

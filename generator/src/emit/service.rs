@@ -47,6 +47,7 @@ pub(super) fn emit(model: &Model) -> TokenStream {
     let root_tokens = &model.root_tokens;
     let permissions = super::permissions::table(model);
     let hints = migration_hints(model);
+    let functions = super::functions::table(model);
     let enums = model.enums.iter().map(|e| {
         let (name, values) = (&e.name, &e.values);
         quote!(#rt::EnumMeta { name: #name, values: &[#(#values),*] })
@@ -61,6 +62,7 @@ pub(super) fn emit(model: &Model) -> TokenStream {
             permissions: #permissions,
             migration_hints: &[#(#hints),*],
             enums: &[#(#enums),*],
+            functions: #functions,
         };
 
         /// The service: run it with `svc_runtime::run::<Service>()`.

@@ -22,6 +22,7 @@ pub mod permission;
 pub mod registry;
 pub mod relay;
 pub mod resolve;
+pub mod resolvers;
 pub mod roots;
 pub mod shape;
 pub mod simple;

@@ -17,6 +17,7 @@ pub mod batch;
 pub mod checks;
 pub mod commit;
 pub mod edges;
+pub mod functions;
 mod nodes;
 pub mod read;
 pub mod related;
@@ -30,6 +31,7 @@ use crate::permissions::{Perms, ReadTable};
 use crate::storage::{Counted, Counter, Db, Pool};
 
 pub use commit::{Change, ChangeKind, EdgeChange, Observer};
+pub use functions::{Functions, Origin, Reply};
 pub(crate) use nodes::{MAX_TEXT_CHARS, check_value, truncate_now};
 
 /// What every request of a running service shares.
@@ -42,6 +44,8 @@ pub struct State {
     pub reads: ReadTable,
     /// Who is told of every committed mutation ([`commit`]).
     pub observers: Vec<Arc<dyn Observer>>,
+    /// Runs the functions of `svc.yml` (hooks and resolvers); `None` runs none.
+    pub functions: Option<Arc<dyn Functions>>,
 }
 
 impl std::fmt::Debug for State {
@@ -63,6 +67,7 @@ pub struct Request {
     counter: Arc<Counter>,
     pub(crate) relations: related::Loads,
     pub(crate) checks: checks::ReadChecks,
+    origin: Origin,
 }
 
 impl std::fmt::Debug for Request {
@@ -76,13 +81,29 @@ impl std::fmt::Debug for Request {
 
 impl Request {
     pub fn new(state: Arc<State>, counter: Arc<Counter>, principal: Principal) -> Arc<Request> {
+        Request::from(state, counter, principal, Origin::default())
+    }
+
+    /// A request of a client, with where it came from (for the functions it invokes).
+    pub fn from(
+        state: Arc<State>,
+        counter: Arc<Counter>,
+        principal: Principal,
+        origin: Origin,
+    ) -> Arc<Request> {
         Arc::new(Request {
             state,
             principal,
             counter,
             relations: related::Loads::default(),
             checks: checks::ReadChecks::default(),
+            origin,
         })
+    }
+
+    /// Where the request came from.
+    pub fn origin(&self) -> &Origin {
+        &self.origin
     }
 
     pub fn state(&self) -> &State {

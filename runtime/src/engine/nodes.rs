@@ -200,7 +200,9 @@ pub(super) fn supplied(
 ) -> Vec<&'static str> {
     field_names(
         meta,
-        args.iter().filter(|(_, v)| v.is_some()).map(|(i, _)| *i),
+        args.iter()
+            .filter(|(i, v)| v.is_some() && *i != meta.id)
+            .map(|(i, _)| *i),
     )
 }
 
@@ -235,8 +237,16 @@ pub(super) fn push_insert(
             None => Val::Null,
         };
     }
+    // An id chosen before the write (an `operationBefore` hook saw it), else a new one.
+    let mut id = None;
     for (i, arg) in args {
         let field = &meta.fields[i];
+        if i == meta.id {
+            if let Some(Val::String(given)) = arg {
+                id = Some(given);
+            }
+            continue;
+        }
         match arg {
             None => {}
             Some(Val::Null) if field.required && field.default.is_some() => {
@@ -255,7 +265,7 @@ pub(super) fn push_insert(
             }
         }
     }
-    let id = cuid();
+    let id = id.unwrap_or_else(cuid);
     values[meta.id] = Val::String(id.clone());
     values[meta.created_at] = now.clone();
     values[meta.updated_at] = now;

@@ -9,6 +9,7 @@ use sea_orm::SqlErr;
 
 use super::Request;
 use super::commit::{ChangeKind, Writes, commit, commit_unobserved};
+use super::functions;
 use super::edges::{
     check_id, connect, delete_nodes, disconnect_pair, only_links, push_edge_insert, verify_exist,
 };
@@ -17,12 +18,15 @@ use super::nodes::{
     push_insert, push_sets, scalar_sets, supplied, update_node, write_error,
 };
 use super::read::{find_by, find_row};
-use crate::model::{ApiError, ApiResult, ModelMeta, Record, Val, Write, cuid, get, is_valid_id};
+use crate::model::{
+    ApiError, ApiResult, ModelMeta, Operation, Record, Val, Write, cuid, get, is_valid_id,
+};
 use crate::query::{Cond, render};
 use crate::storage::{Row, Sql, WriteUnit, sql_err};
 
 /// `create<T>(…)`: the new node.
 pub async fn create<R: Record>(req: &Arc<Request>, args: Write) -> ApiResult<R> {
+    let args = functions::before_create(req, R::META, args).await?;
     let perms = req.perms();
     let row =
         if req.db().backend().writes_in_with() && perms.bypass() && one_statement(R::META, &args) {
@@ -33,6 +37,7 @@ pub async fn create<R: Record>(req: &Arc<Request>, args: Write) -> ApiResult<R> 
             })
             .await?
         };
+    let row = functions::after(req, R::META, Operation::Create, row).await?;
     Ok(R::decode(&row)?)
 }
 
@@ -128,11 +133,13 @@ async fn create_in_one_statement(
 
 /// `update<T>(id, …)`: the node as updated.
 pub async fn update<R: Record>(req: &Arc<Request>, id: &str, args: Write) -> ApiResult<R> {
+    let args = functions::before_update(req, R::META, id, args).await?;
     let perms = req.perms();
     let row = commit(req, WriteUnit::Bounded, || {
         async |tx: &Writes<'_>| update_node(tx, &perms, R::META, id, args.clone()).await
     })
     .await?;
+    let row = functions::after(req, R::META, Operation::Update, row).await?;
     Ok(R::decode(&row)?)
 }
 
@@ -145,6 +152,16 @@ pub async fn update_or_create<R: Record>(
     update: Write,
     create: Write,
 ) -> ApiResult<(R, bool)> {
+    // The hooks of the write that happens: an update of a node that exists, else a create.
+    let exists = is_valid_id(id)
+        && find_by::<R, _>(&req.reads(), R::META.id, &Val::String(id.to_owned()))
+            .await?
+            .is_some();
+    let (update, create) = if exists {
+        (functions::before_update(req, R::META, id, update).await?, create)
+    } else {
+        (update, functions::before_create(req, R::META, create).await?)
+    };
     let perms = req.perms();
     let (row, created) = commit(req, WriteUnit::Bounded, || {
         async |tx: &Writes<'_>| {
@@ -162,6 +179,12 @@ pub async fn update_or_create<R: Record>(
         }
     })
     .await?;
+    let op = if created {
+        Operation::Create
+    } else {
+        Operation::Update
+    };
+    let row = functions::after(req, R::META, op, row).await?;
     Ok((R::decode(&row)?, created))
 }
 
@@ -169,10 +192,11 @@ pub async fn update_or_create<R: Record>(
 pub async fn delete<R: Record>(req: &Arc<Request>, id: &str) -> ApiResult<R> {
     let meta = R::META;
     check_id(id)?;
+    functions::before_delete(req, meta, id).await?;
     let perms = req.perms();
-    commit(req, WriteUnit::Bounded, || {
+    let row = commit(req, WriteUnit::Bounded, || {
         async |tx: &Writes<'_>| {
-            let node = find_by::<R, _>(tx, meta.id, &Val::String(id.to_owned()))
+            let node = find_row(tx, meta, meta.id, &Val::String(id.to_owned()))
                 .await?
                 .ok_or_else(|| not_found(meta, id))?;
             perms.check_delete(tx, meta, &[id]).await?;
@@ -180,7 +204,9 @@ pub async fn delete<R: Record>(req: &Arc<Request>, id: &str) -> ApiResult<R> {
             Ok(node)
         }
     })
-    .await
+    .await?;
+    let row = functions::after(req, meta, Operation::Delete, row).await?;
+    Ok(R::decode(&row)?)
 }
 
 /// The ids of the nodes of `meta` a `deleteMany`/`updateMany` filter matches.

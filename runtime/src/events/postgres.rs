@@ -346,6 +346,7 @@ mod tests {
         permissions: &[],
         migration_hints: &[],
         enums: &[],
+        functions: &[],
     };
 
     fn deleted(id: usize, body: usize) -> Event {

@@ -43,6 +43,8 @@ pub(super) struct Envelope<'a> {
     pub(super) request_id: &'a str,
     pub(super) counter: &'a Arc<Counter>,
     pub(super) principal: &'a Principal,
+    /// Where the request came from, for the functions it invokes.
+    pub(super) origin: &'a engine::Origin,
     /// How many requests a plan answered.
     pub(super) direct: AtomicU32,
 }
@@ -122,10 +124,11 @@ impl Envelope<'_> {
             _ => None,
         };
         let request = request
-            .data(engine::Request::new(
+            .data(engine::Request::from(
                 self.state.clone(),
                 self.counter.clone(),
                 self.principal.clone(),
+                self.origin.clone(),
             ))
             .data(Whitelist::default());
         let query = request.query.clone();

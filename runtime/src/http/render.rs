@@ -7,7 +7,7 @@ use async_graphql::{PathSegment, Pos, Response, ServerError, Value};
 use serde::Serialize;
 
 use super::nulls::{self, Nullability};
-use crate::model::INTERNAL;
+use crate::model::{FUNCTION_ERROR, INTERNAL};
 
 /// Renders an executed request: validation errors without `data` or `code`; otherwise `data`
 /// (with failed fields `null`) and field errors carrying `code` and `requestId`.
@@ -112,6 +112,8 @@ struct FieldErrorOut<'a> {
     message: String,
     #[serde(rename = "requestId")]
     request_id: &'a str,
+    #[serde(rename = "functionError", skip_serializing_if = "Option::is_none")]
+    function_error: Option<Value>,
 }
 
 /// An execution error: `code` and `requestId` at the top level; internal failures say only
@@ -132,6 +134,7 @@ fn field_error(e: &ServerError, request_id: &str) -> serde_json::Value {
         code: ext.and_then(|x| x.get("code")).cloned(),
         message,
         request_id,
+        function_error: ext.and_then(|x| x.get(FUNCTION_ERROR)).cloned(),
     };
     serde_json::to_value(out).unwrap_or(serde_json::Value::Null)
 }

@@ -308,6 +308,14 @@ async fn client_api<S: ServiceDef>(
     if api == PERMISSIONS && !principal.is_admin() {
         return request_error(3008, "Insufficient permissions for this query", &request_id);
     }
+    let origin = crate::engine::Origin {
+        request_id: request_id.clone(),
+        source_ip: req
+            .peer_addr()
+            .map(|a| a.ip().to_string())
+            .unwrap_or_default(),
+        token: bearer(authorization(req)).map(str::to_owned),
+    };
     let cx = Envelope {
         state: &service.state,
         nulls: match api {
@@ -324,6 +332,7 @@ async fn client_api<S: ServiceDef>(
         request_id: &request_id,
         counter: &counter,
         principal: &principal,
+        origin: &origin,
         direct: AtomicU32::new(0),
     };
     let answer = match api {

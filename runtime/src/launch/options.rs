@@ -64,6 +64,10 @@ pub struct Options {
     /// upload was sent to.
     #[arg(long, env = "SVC_FILES_URL")]
     pub files_url: Option<String>,
+    /// The public base address of this server (`https://api.example.org`), as the events of
+    /// functions name its endpoints. Default: `http://localhost:<port>`.
+    #[arg(long, env = "SVC_PUBLIC_URL")]
+    pub public_url: Option<String>,
 }
 
 /// Secrets stay out of debug output.
@@ -87,6 +91,7 @@ impl fmt::Debug for Options {
             )
             .field("max_upload_bytes", &self.max_upload_bytes)
             .field("files_url", &self.files_url)
+            .field("public_url", &self.public_url)
             .finish()
     }
 }

@@ -7,9 +7,10 @@ use std::sync::Arc;
 use super::Options;
 use super::options::redact;
 use crate::auth::{Auth, SecretError, service_secret};
-use crate::engine::{Observer, State};
+use crate::engine::{Functions, Observer, State};
 use crate::events::{EventBus, LocalBus, PgBus};
 use crate::files::{Cleanup, Files};
+use crate::functions::Invoker;
 use crate::http::{Closing, Service, SocketTimes, bind};
 use crate::migrate::{self, Hints, MigrationError, Outcome, Schema, ddl};
 use crate::model::{ServiceDef, cuid};
@@ -30,6 +31,8 @@ pub enum StartError {
     /// The database cannot be reached; the text has the URL's password hidden.
     #[error("{0}")]
     Files(String),
+    #[error("{0}")]
+    Functions(String),
     #[error("cannot connect to the database: {0}")]
     Connect(String),
     /// The migration to the compiled model failed or needs `--force`; the text has its plan.
@@ -142,6 +145,7 @@ pub async fn start<S: ServiceDef>(
         options.init_timeout_ms,
     );
     let export_page_limit = options.export_page_limit;
+    let public_url = options.public_url;
     let (db, database_url) = open::<S>(options.database_url).await?;
     let stored_id = meta_value(&db, "service_id", cuid())
         .await
@@ -184,12 +188,18 @@ pub async fn start<S: ServiceDef>(
     let mut observers = observers;
     observers.push(events.clone());
     observers.push(Arc::new(Cleanup::new(files.clone())));
+    let invoker = if S::META.functions.is_empty() {
+        None
+    } else {
+        Some(Invoker::new().map_err(StartError::Functions)?)
+    };
     let state = Arc::new(State {
         db,
         service: S::META,
         auth,
         reads: ReadTable::new(S::META),
         observers,
+        functions: invoker.clone().map(|i| i as Arc<dyn Functions>),
     });
     let svc = Service::<S>::new(
         state,
@@ -204,6 +214,9 @@ pub async fn start<S: ServiceDef>(
     let port = options.port;
     let closing = svc.closing();
     let (server, port) = bind(svc, port).map_err(|source| StartError::Listen { port, source })?;
+    if let Some(invoker) = invoker {
+        invoker.set_base(public_url.unwrap_or_else(|| format!("http://localhost:{port}")));
+    }
     Ok(Started {
         server,
         closing,

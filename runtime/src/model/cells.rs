@@ -18,3 +18,74 @@ pub trait Cells {
     fn boolean(&self, idx: usize) -> Result<Option<bool>, DbErr>;
     fn datetime(&self, idx: usize) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbErr>;
 }
+
+/// A row made of values, one per field of a model, in the model's field order: a node as a
+/// function changed it (reference §7.3, `operationAfter`), read like a stored row.
+#[derive(Debug, Clone)]
+pub struct ValRow {
+    values: Vec<super::Val>,
+    /// Each value as its stored text (lists and Json as JSON text).
+    texts: Vec<Option<String>>,
+}
+
+impl ValRow {
+    pub fn new(values: Vec<super::Val>) -> ValRow {
+        use super::Val;
+        let texts = values
+            .iter()
+            .map(|v| match v {
+                Val::Null => None,
+                Val::String(s) | Val::Enum(s) => Some(s.clone()),
+                Val::Json(j) => Some(j.to_string()),
+                Val::DateTime(d) => Some(super::format_datetime(d)),
+                other => Some(other.to_json().to_string()),
+            })
+            .collect();
+        ValRow { values, texts }
+    }
+
+    fn value(&self, idx: usize) -> Result<&super::Val, DbErr> {
+        self.values
+            .get(idx)
+            .ok_or_else(|| DbErr::Type(format!("no column {idx}")))
+    }
+}
+
+impl Cells for ValRow {
+    fn text(&self, idx: usize) -> Result<Option<&str>, DbErr> {
+        self.value(idx)?;
+        Ok(self.texts[idx].as_deref())
+    }
+    fn int(&self, idx: usize) -> Result<Option<i32>, DbErr> {
+        match self.value(idx)? {
+            super::Val::Null => Ok(None),
+            super::Val::Int(i) => Ok(Some(*i)),
+            other => Err(DbErr::Type(format!("not an Int: {other:?}"))),
+        }
+    }
+    fn int64(&self, idx: usize) -> Result<Option<i64>, DbErr> {
+        Ok(self.int(idx)?.map(i64::from))
+    }
+    fn float(&self, idx: usize) -> Result<Option<f64>, DbErr> {
+        match self.value(idx)? {
+            super::Val::Null => Ok(None),
+            super::Val::Float(f) => Ok(Some(*f)),
+            super::Val::Int(i) => Ok(Some(f64::from(*i))),
+            other => Err(DbErr::Type(format!("not a Float: {other:?}"))),
+        }
+    }
+    fn boolean(&self, idx: usize) -> Result<Option<bool>, DbErr> {
+        match self.value(idx)? {
+            super::Val::Null => Ok(None),
+            super::Val::Bool(b) => Ok(Some(*b)),
+            other => Err(DbErr::Type(format!("not a Boolean: {other:?}"))),
+        }
+    }
+    fn datetime(&self, idx: usize) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbErr> {
+        match self.value(idx)? {
+            super::Val::Null => Ok(None),
+            super::Val::DateTime(d) => Ok(Some(*d)),
+            other => Err(DbErr::Type(format!("not a DateTime: {other:?}"))),
+        }
+    }
+}

@@ -58,6 +58,18 @@ pub enum ApiError {
     PermissionQueryInvalid(String),
     /// 4028: `generateNodeToken` with a credential that is not valid for the service.
     InvalidRootToken(String),
+    /// 3005: keys a write does not have (a before-hook's data).
+    ExtraArguments {
+        names: Vec<String>,
+        model: &'static str,
+    },
+    /// 5000–5008: a function failed or returned what it may not (reference §7.3); `detail`
+    /// is the function's own error (`functionError`) for 5001 and 5002.
+    Function {
+        code: u32,
+        message: String,
+        detail: Option<serde_json::Value>,
+    },
     /// Something the client cannot fix; the cause is logged, never sent.
     Internal(String),
     /// PostgreSQL rolled the transaction back to break a deadlock (40P01) or a serialization
@@ -120,6 +132,11 @@ impl ApiError {
             ApiError::InvalidRootToken(project) => {
                 format!("The provided pat is not valid for project '{project}'")
             }
+            ApiError::ExtraArguments { names, model } => format!(
+                "The parameters List({}) were present in the argument list, but are not present in the model {model}.",
+                names.join(", ")
+            ),
+            ApiError::Function { message, .. } => message.clone(),
             ApiError::Internal(cause) | ApiError::Conflict(cause) => {
                 format!("internal error: {cause}")
             }
@@ -149,6 +166,8 @@ impl ApiError {
             ApiError::ValueNotAValidJson { .. } => 3037,
             ApiError::InsufficientPermissions(_) | ApiError::PermissionQueryInvalid(_) => 3008,
             ApiError::InvalidRootToken(_) => 4028,
+            ApiError::ExtraArguments { .. } => 3005,
+            ApiError::Function { code, .. } => *code,
             ApiError::Internal(_) | ApiError::Conflict(_) => return None,
         })
     }
@@ -157,11 +176,25 @@ impl ApiError {
 /// Marker extension for errors whose text must not reach the client.
 pub const INTERNAL: &str = "svcInternal";
 
+/// The extension (and the error's key in responses) holding a function's own error.
+pub const FUNCTION_ERROR: &str = "functionError";
+
 impl From<ApiError> for async_graphql::Error {
     fn from(err: ApiError) -> Self {
         match err.code() {
             Some(code) => {
-                async_graphql::Error::new(err.message()).extend_with(|_, e| e.set("code", code))
+                let detail = match &err {
+                    ApiError::Function {
+                        detail: Some(d), ..
+                    } => async_graphql::Value::from_json(d.clone()).ok(),
+                    _ => None,
+                };
+                async_graphql::Error::new(err.message()).extend_with(|_, e| {
+                    e.set("code", code);
+                    if let Some(d) = detail {
+                        e.set(FUNCTION_ERROR, d);
+                    }
+                })
             }
             None => {
                 eprintln!("svc: {}", err.message());

@@ -7,6 +7,7 @@
 
 mod cells;
 mod error;
+mod functions;
 mod permission;
 mod record;
 mod service;
@@ -14,8 +15,11 @@ mod tables;
 mod value;
 mod write;
 
-pub use cells::Cells;
-pub use error::{ApiError, ApiResult, INTERNAL, InputError};
+pub use cells::{Cells, ValRow};
+pub use error::{ApiError, ApiResult, FUNCTION_ERROR, INTERNAL, InputError};
+pub use functions::{
+    DEFAULT_TIMEOUT_MS, FunctionKind, FunctionMeta, HandlerMeta, ResolverField, ResolverMeta,
+};
 pub use permission::{
     ExistsCall, Operation, PermValue, PermissionMeta, PermissionQuery, PermissionTarget, VarSource,
 };

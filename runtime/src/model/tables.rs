@@ -295,6 +295,8 @@ pub struct ServiceMeta {
     pub migration_hints: &'static [MigrationHint],
     /// The project enums.
     pub enums: &'static [EnumMeta],
+    /// The `functions:` of `svc.yml`.
+    pub functions: &'static [super::FunctionMeta],
 }
 
 /// A project enum: its GraphQL name and its values.

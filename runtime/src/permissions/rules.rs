@@ -148,6 +148,7 @@ mod tests {
             permissions,
             migration_hints: &[],
             enums: &[],
+            functions: &[],
         }
     }
 

@@ -4,7 +4,7 @@ use sea_orm::{DbErr, QueryResult};
 
 use super::postgres::binary::{self, oid, pg_binary};
 use super::sqlite::readers::LiteRow;
-use crate::model::{Cells, parse_datetime};
+use crate::model::{Cells, ValRow, parse_datetime};
 
 /// A row of a statement: read by sqlx, on SQLite by `sqlite/readers.rs` (compiled plans) or
 /// `sqlite/writer.rs` (mutations), or on PostgreSQL by `postgres/pipeline.rs` (compiled plans).
@@ -13,6 +13,8 @@ pub enum Row {
     Orm(QueryResult),
     Lite(LiteRow),
     Pipe(tokio_postgres::Row),
+    /// Values, not read from a database (a node as a function changed it).
+    Values(ValRow),
 }
 
 impl Row {
@@ -21,7 +23,13 @@ impl Row {
             Row::Orm(r) => r,
             Row::Lite(r) => r,
             Row::Pipe(r) => r,
+            Row::Values(r) => r,
         }
+    }
+
+    /// A row of `values`, one per field of a model in its field order.
+    pub fn values(values: Vec<crate::model::Val>) -> Row {
+        Row::Values(ValRow::new(values))
     }
 }
 

@@ -79,6 +79,7 @@ mod support;
 
 mod auth;
 mod files;
+mod functions;
 mod migrations;
 mod ndf;
 mod relations;

@@ -298,6 +298,7 @@ impl Server {
             file_store: Some(self.store.location.clone()),
             max_upload_bytes: self.max_upload,
             files_url: None,
+            public_url: None,
         };
         let observers = self.observers.clone();
         let running = tokio::task::spawn_blocking(move || {

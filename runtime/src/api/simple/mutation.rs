@@ -24,13 +24,15 @@ use crate::api::request;
 use crate::api::resolve::{Call, resolve_model};
 use crate::api::roots::register_records;
 use crate::engine::write::RelOp;
-use crate::model::ServiceDef;
+use crate::api::resolvers;
+use crate::model::{FunctionMeta, ResolverMeta, ServiceDef};
 
 /// The root mutation type of the Simple API, with its fields by name and its relations' payload
 /// types (listing them formats a name for every model and operation, so it is done once, not per
 /// call).
 pub struct Mutation<S> {
     by_name: HashMap<String, MutationField>,
+    resolvers: HashMap<&'static str, (&'static FunctionMeta, &'static ResolverMeta)>,
     payloads: Vec<Payloads>,
     _service: PhantomData<fn() -> S>,
 }
@@ -39,6 +41,7 @@ impl<S: ServiceDef> Default for Mutation<S> {
     fn default() -> Self {
         Mutation {
             by_name: mutation_fields(S::META).into_iter().collect(),
+            resolvers: resolvers::resolvers(S::META, true),
             payloads: Payloads::all::<S>(),
             _service: PhantomData,
         }
@@ -73,13 +76,14 @@ impl<S: ServiceDef> Mutation<S> {
             };
             fields.insert(name.clone(), meta_field(&name, ty, args, None));
         }
+        fields.extend(resolvers::register(registry, service, true));
         fields
     }
 }
 
 impl<S: ServiceDef> ContainerType for Mutation<S> {
     fn is_empty() -> bool {
-        S::META.models.is_empty()
+        S::META.models.is_empty() && resolvers::resolvers(S::META, true).is_empty()
     }
 
     async fn resolve_field(&self, ctx: &Context<'_>) -> ServerResult<Option<Value>> {
@@ -87,7 +91,10 @@ impl<S: ServiceDef> ContainerType for Mutation<S> {
         match self.by_name.get(name).copied() {
             Some(MutationField::Model(m, call)) => resolve_model(ctx, m, call).await,
             Some(MutationField::Relation(r, op)) => self.relation_mutation(ctx, r, op).await,
-            None => Ok(None),
+            None => match self.resolvers.get(name) {
+                Some((f, r)) => resolvers::resolve(ctx, f, r).await,
+                None => Ok(None),
+            },
         }
     }
 }

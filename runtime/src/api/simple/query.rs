@@ -17,11 +17,13 @@ use crate::api::QueryMeta;
 use crate::api::registry::{empty_field, input_value, list_arguments, meta_field, table_object};
 use crate::api::resolve::{Call, resolve_model};
 use crate::api::roots::{node, register_records, unique_arguments, user_model};
-use crate::model::{ModelMeta, ServiceDef};
+use crate::api::resolvers;
+use crate::model::{FunctionMeta, ModelMeta, ResolverMeta, ServiceDef};
 
 /// The root query type of the Simple API, with its fields by name.
 pub struct Query<S> {
     by_name: HashMap<String, (&'static ModelMeta, Call<'static>)>,
+    resolvers: HashMap<&'static str, (&'static FunctionMeta, &'static ResolverMeta)>,
     _service: PhantomData<fn() -> S>,
 }
 
@@ -35,6 +37,7 @@ impl<S: ServiceDef> Default for Query<S> {
         }
         Query {
             by_name,
+            resolvers: resolvers::resolvers(S::META, false),
             _service: PhantomData,
         }
     }
@@ -79,6 +82,7 @@ fn query_fields<S: ServiceDef>(registry: &mut Registry) -> IndexMap<String, Meta
         let name = svc_names::NODE_FIELD;
         fields.insert(name.to_owned(), meta_field(name, ty, args, None));
     }
+    fields.extend(resolvers::register(registry, S::META, false));
     fields
 }
 
@@ -96,6 +100,9 @@ impl<S: ServiceDef> ContainerType for Query<S> {
             && let Some(user) = user_model(S::META)
         {
             return resolve_model(ctx, user, Call::CurrentUser).await;
+        }
+        if let Some((f, r)) = self.resolvers.get(name) {
+            return resolvers::resolve(ctx, f, r).await;
         }
         if name == "_empty" {
             return Ok(Some(Value::Boolean(false)));

@@ -642,6 +642,7 @@ db_cases! {
             file_store: Some(store.location.clone()),
             max_upload_bytes: svc_runtime::files::DEFAULT_MAX_UPLOAD,
             files_url: None,
+            public_url: None,
         };
         let running = tokio::task::spawn_blocking(move || {
             svc_runtime::spawn::<with_required_field::Service>(options)

@@ -425,6 +425,7 @@ db_cases! {
                 file_store: Some(std::env::temp_dir().join("svc-files-migrating").display().to_string()),
                 max_upload_bytes: svc_runtime::files::DEFAULT_MAX_UPLOAD,
                 files_url: None,
+                public_url: None,
             };
             tokio::task::spawn_blocking(move || svc_runtime::spawn::<example_model::Service>(options))
                 .await
