@@ -413,19 +413,6 @@ pub fn lower(
                 }
             }
         };
-        if let HandlerDecl::Rust { path } = &f.handler {
-            diags.push(
-                Diagnostic::new(
-                    path.span,
-                    format!(
-                        "the function `{}` names a Rust handler; this version of svc runs webhook handlers only",
-                        f.name.value
-                    ),
-                )
-                .with_help("use `handler: { webhook: https://… }` for now"),
-            );
-            continue;
-        }
         let (line, col) = sources.line_col(f.name.span);
         let file = sources
             .get(f.name.span.file)

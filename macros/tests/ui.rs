@@ -13,4 +13,6 @@ fn ui() {
     t.pass("tests/ui/pass.rs");
     t.compile_fail("tests/ui/relation_error.rs");
     t.compile_fail("tests/ui/unknown_type.rs");
+    t.compile_fail("tests/ui/handler_wrong_type.rs");
+    t.compile_fail("tests/ui/handler_missing.rs");
 }

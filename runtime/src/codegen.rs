@@ -13,13 +13,16 @@ pub use async_graphql;
 pub use async_graphql::registry::{MetaField, Registry};
 pub use async_graphql::{ComplexObject, Context, ID, InputType, OutputType, ServerResult, Value};
 pub use sea_orm::DbErr;
+pub use serde;
 pub use serde_json;
+
+pub use crate::functions::rust::{Event, FunctionResult, call as call_handler};
 
 pub use crate::__enum_conversions as enum_conversions;
 pub use crate::api::{QueryMeta, ReadGuard};
 pub use crate::model::{
     Cells, Column, DateTime, EnumMeta, EnumValue, ExistsCall, FieldMeta, FunctionKind,
-    FunctionMeta, HandlerMeta, IntoVal, Json, Kind, ListItem, ResolverField, ResolverMeta, Lit, MigrationHint, ModelMeta, Operation, PermValue, PermissionMeta, PermissionQuery,
+    FunctionMeta, HandlerMeta, IntoVal, Json, Kind, ListItem, ResolverField, ResolverMeta, RustReply, Lit, MigrationHint, ModelMeta, Operation, PermValue, PermissionMeta, PermissionQuery,
     PermissionTarget, Record, RelFieldMeta, RelationMeta, ServiceDef, ServiceMeta, Val, VarSource,
     Visitor, get, get_enum, get_opt,
 };

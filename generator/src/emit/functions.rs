@@ -1,22 +1,238 @@
 //! The `functions:` of `svc.yml`: a data table (`ServiceMeta::functions`) the runtime invokes
-//! them from. Rust handlers (`rust:`) are not run by this version: the generator refuses them
-//! (`crate::functions`), so they never reach this table.
+//! them from, and for Rust handlers (`rust:`) the types of their events and answers (module
+//! `handlers`) and the glue that calls them, so that `cargo build` checks each handler's type.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
 
-use super::rt;
+use super::{columns, field_ident, rt};
 use crate::model::{
-    Function, FunctionKind, Handler, Model, ResolverField, ScalarType, TypeOperation,
+    Field, FieldKind, Function, FunctionKind, Handler, Model, ResolverField, ScalarType,
+    TypeOperation,
 };
 
 /// `&[FunctionMeta, …]` for `ServiceMeta::functions`.
 pub(super) fn table(model: &Model) -> TokenStream {
-    let items = model.functions.iter().filter_map(function);
+    let items = model.functions.iter().map(function);
     quote!(&[#(#items),*])
 }
 
-fn function(f: &Function) -> Option<TokenStream> {
+/// The module `handlers` (the types of the Rust handlers' events and answers) and the glue of
+/// each Rust handler; nothing when no function has a Rust handler.
+pub(super) fn rust_handlers(model: &Model) -> TokenStream {
+    let rt = rt();
+    let mut types = Vec::new();
+    let mut glue = Vec::new();
+    for f in &model.functions {
+        let Handler::Rust { path } = &f.handler else {
+            continue;
+        };
+        let Ok(path) = syn::parse_str::<syn::Path>(path) else {
+            continue;
+        };
+        let pascal = pascal(&f.name);
+        let marker = format_ident!(
+            "Function_{}_declared_at_{}",
+            sanitize(&f.name),
+            sanitize(&f.at)
+        );
+        let event = format_ident!("{pascal}Event");
+        let doc = format!("The function `{}` ({}).", f.name, f.at);
+        let (data, out, items) = match &f.kind {
+            FunctionKind::Resolver(r) => {
+                let args = format_ident!("{pascal}Args");
+                let payload = format_ident!("{}", super::type_ident(&r.payload));
+                let arg_fields = r.args.iter().map(resolver_member);
+                let payload_fields = r.payload_fields.iter().map(resolver_member);
+                let items = quote! {
+                    #[doc = "The arguments of the resolver's field."]
+                    #[derive(::core::fmt::Debug, ::core::clone::Clone, #rt::serde::Serialize, #rt::serde::Deserialize)]
+                    #[serde(crate = "::svc_runtime::__codegen::serde")]
+                    pub struct #args { #(#arg_fields)* }
+                    #[doc = "The resolver's payload."]
+                    #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::default::Default, #rt::serde::Serialize, #rt::serde::Deserialize)]
+                    #[serde(crate = "::svc_runtime::__codegen::serde")]
+                    pub struct #payload { #(#payload_fields)* }
+                };
+                let out = if r.list {
+                    quote!(#rt::Vec<handlers::#payload>)
+                } else {
+                    quote!(handlers::#payload)
+                };
+                (quote!(#args), out, items)
+            }
+            FunctionKind::Hook { before, ty, op } => {
+                let data = format_ident!("{pascal}Data");
+                let def = model.ty(*ty);
+                let mut members = Vec::new();
+                match (before, op) {
+                    (true, TypeOperation::Delete) => {
+                        members.push(quote!(pub id: #rt::String,));
+                    }
+                    (true, _) => {
+                        members.push(quote!(pub id: #rt::String,));
+                        for (_, field) in def.column_fields() {
+                            if matches!(field.name.as_str(), "id" | "createdAt" | "updatedAt") {
+                                continue;
+                            }
+                            members.push(optional_member(field));
+                        }
+                        members.push(quote! {
+                            #[doc = "The relation arguments (`<f>Id`, `<f>Ids`, nested objects), as given."]
+                            #[serde(flatten)]
+                            pub relations: #rt::serde_json::Map<#rt::String, #rt::serde_json::Value>,
+                        });
+                    }
+                    (false, _) => {
+                        for column in columns(model, *ty) {
+                            match column.field {
+                                Some(field) if field.name == "id" => {
+                                    members.push(quote!(pub id: #rt::String,));
+                                }
+                                Some(field) => members.push(optional_member(field)),
+                                None => {
+                                    let name = column.name;
+                                    let ident = field_ident(name);
+                                    members.push(quote! {
+                                        #[serde(rename = #name, default, skip_serializing_if = "::core::option::Option::is_none")]
+                                        pub #ident: #rt::Option<#rt::String>,
+                                    });
+                                }
+                            }
+                        }
+                    }
+                }
+                let what = if *before {
+                    "The write's arguments (a value that is `None` is not written)."
+                } else {
+                    "The node's values (a value that is `None` is left as it is)."
+                };
+                let items = quote! {
+                    #[doc = #what]
+                    #[derive(::core::fmt::Debug, ::core::clone::Clone, #rt::serde::Serialize, #rt::serde::Deserialize)]
+                    #[serde(crate = "::svc_runtime::__codegen::serde")]
+                    pub struct #data { #(#members)* }
+                };
+                let out = if matches!((before, op), (true, TypeOperation::Delete)) {
+                    quote!(())
+                } else {
+                    quote!(handlers::#data)
+                };
+                (quote!(#data), out, items)
+            }
+            FunctionKind::Subscription { .. } => {
+                let data = format_ident!("{pascal}Data");
+                let items = quote! {
+                    #[doc = "The subscription query's result."]
+                    pub type #data = #rt::serde_json::Value;
+                };
+                (quote!(#data), quote!(()), items)
+            }
+        };
+        types.push(quote! {
+            #[doc = #doc]
+            #[allow(non_camel_case_types)]
+            #[derive(::core::fmt::Debug)]
+            pub struct #marker;
+            #items
+            #[doc = #doc]
+            pub type #event = #rt::Event<#data>;
+        });
+        let glue_name = glue_ident(f);
+        glue.push(quote! {
+            #[doc = #doc]
+            fn #glue_name(event: #rt::serde_json::Value) -> #rt::RustReply {
+                #rt::call_handler::<handlers::#marker, handlers::#data, #out, _>(event, #path)
+            }
+        });
+    }
+    if glue.is_empty() {
+        return TokenStream::new();
+    }
+    quote! {
+        /// The types of the events and answers of the Rust handlers of `svc.yml`.
+        pub mod handlers {
+            use ::svc_runtime::__codegen as __rt;
+            #(#types)*
+        }
+        #(#glue)*
+    }
+}
+
+fn glue_ident(f: &Function) -> proc_macro2::Ident {
+    format_ident!("__function_{}", sanitize(&f.name))
+}
+
+/// `validate-email` → `ValidateEmail`.
+fn pascal(name: &str) -> String {
+    name.split(|c: char| c == '-' || c == '_')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            let mut c = s.chars();
+            c.next()
+                .map(|first| first.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Letters, digits and `_` only.
+fn sanitize(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+/// The Rust type of one value of a scalar.
+fn scalar_type(scalar: ScalarType) -> TokenStream {
+    let rt = rt();
+    match scalar {
+        ScalarType::Id | ScalarType::String | ScalarType::DateTime => quote!(#rt::String),
+        ScalarType::Int => quote!(i32),
+        ScalarType::Float => quote!(f64),
+        ScalarType::Boolean => quote!(bool),
+        ScalarType::Json => quote!(#rt::serde_json::Value),
+    }
+}
+
+/// A member of a resolver's argument or payload struct.
+fn resolver_member(f: &ResolverField) -> TokenStream {
+    let rt = rt();
+    let name = &f.name;
+    let ident = field_ident(name);
+    let mut ty = scalar_type(f.scalar);
+    if f.list {
+        ty = quote!(#rt::Vec<#ty>);
+    }
+    if f.required {
+        quote!(#[serde(rename = #name)] pub #ident: #ty,)
+    } else {
+        quote! {
+            #[serde(rename = #name, default, skip_serializing_if = "::core::option::Option::is_none")]
+            pub #ident: #rt::Option<#ty>,
+        }
+    }
+}
+
+/// A member for a model field, `None` when absent.
+fn optional_member(field: &Field) -> TokenStream {
+    let rt = rt();
+    let name = &field.name;
+    let ident = field_ident(name);
+    let mut ty = match field.kind {
+        FieldKind::Scalar(s) => scalar_type(s),
+        _ => quote!(#rt::String),
+    };
+    if field.list {
+        ty = quote!(#rt::Vec<#ty>);
+    }
+    quote! {
+        #[serde(rename = #name, default, skip_serializing_if = "::core::option::Option::is_none")]
+        pub #ident: #rt::Option<#ty>,
+    }
+}
+
+fn function(f: &Function) -> TokenStream {
     let rt = rt();
     let name = &f.name;
     let at = &f.at;
@@ -55,13 +271,16 @@ fn function(f: &Function) -> Option<TokenStream> {
             let env = environment.iter().map(|(k, v)| quote!((#k, #v)));
             quote!(#rt::HandlerMeta::Code { src: #src, environment: &[#(#env),*] })
         }
-        Handler::Rust { .. } => return None,
+        Handler::Rust { .. } => {
+            let glue = glue_ident(f);
+            quote!(#rt::HandlerMeta::Rust(#glue))
+        }
     };
-    Some(quote! {
+    quote! {
         #rt::FunctionMeta {
             name: #name, kind: #kind, handler: #handler, timeout_ms: #timeout, at: #at,
         }
-    })
+    }
 }
 
 fn resolver_field(f: &ResolverField) -> TokenStream {

@@ -46,12 +46,14 @@ pub fn emit(model: &Model) -> TokenStream {
     let enums = enums::emit(model);
     let records = records::emit(model);
     let service = service::emit(model);
+    let handlers = functions::rust_handlers(model);
     quote! {
         use ::svc_runtime::__codegen as __rt;
 
         #enums
         #records
         #service
+        #handlers
     }
 }
 

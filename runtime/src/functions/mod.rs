@@ -4,8 +4,16 @@
 //! service's state as its [`Functions`].
 //!
 //! - Webhooks: the event is POSTed as JSON with the function's headers, within its timeout.
+//! - Rust functions compiled into the service ([`rust`]): called in-process, within the
+//!   timeout.
 //! - JavaScript modules (`code:`) need a Node.js worker the server does not run yet: their
 //!   invocations fail with 5008 and a text that says so.
+
+pub mod rust;
+
+pub use rust::{
+    Caller, Context, Endpoints, Event, FunctionError, FunctionResult, RequestContext, ServiceContext,
+};
 
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -91,7 +99,7 @@ impl Invoker {
                 .iter()
                 .map(|(k, v)| ((*k).to_owned(), J::String((*v).to_owned())))
                 .collect(),
-            HandlerMeta::Webhook { .. } => serde_json::Map::new(),
+            HandlerMeta::Webhook { .. } | HandlerMeta::Rust(_) => serde_json::Map::new(),
         };
         json!({
             "data": data,
@@ -118,6 +126,14 @@ impl Invoker {
             HandlerMeta::Webhook { url, headers } => {
                 self.webhook(f, url, headers, &event, request_id).await
             }
+            HandlerMeta::Rust(handler) => match tokio::time::timeout(f.timeout(), handler(event)).await {
+                Ok(answer) => answer,
+                Err(_) => Err(failed(format!(
+                    "The function `{}` did not answer within {} ms (executionId '{request_id}')",
+                    f.name,
+                    f.timeout().as_millis()
+                ))),
+            },
             HandlerMeta::Code { src, .. } => Err(ApiError::Function {
                 code: 5008,
                 message: format!(

@@ -72,9 +72,20 @@ pub struct ResolverField {
     pub required: bool,
 }
 
+/// The future a Rust handler's glue returns: the function's `data` (`None` for a null result)
+/// or its error, as a webhook's answer means them.
+pub type RustReply = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<Option<serde_json::Value>, super::ApiError>> + Send>,
+>;
+
+/// The generated glue of a Rust handler: the event (reference §7.2) in, the answer out.
+pub type RustHandler = fn(serde_json::Value) -> RustReply;
+
 /// Where a function runs.
 #[derive(Debug)]
 pub enum HandlerMeta {
+    /// A Rust function compiled into the service (`handler: { rust: path }`).
+    Rust(RustHandler),
     /// POSTed to `url` with `headers`.
     Webhook {
         url: &'static str,

@@ -19,6 +19,7 @@ pub use cells::{Cells, ValRow};
 pub use error::{ApiError, ApiResult, FUNCTION_ERROR, INTERNAL, InputError};
 pub use functions::{
     DEFAULT_TIMEOUT_MS, FunctionKind, FunctionMeta, HandlerMeta, ResolverField, ResolverMeta,
+    RustHandler, RustReply,
 };
 pub use permission::{
     ExistsCall, Operation, PermValue, PermissionMeta, PermissionQuery, PermissionTarget, VarSource,

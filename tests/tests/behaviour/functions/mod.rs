@@ -2,9 +2,11 @@
 //! refuse a write (nothing written), of nested creates too, `operationAfter` hooks that change
 //! the payload only, resolvers on `Query` and `Mutation` with each payload shape, the error
 //! contract (5000–5008, 2063, 3005, 3036) and the event object. A second generated service
-//! (`service/`) declares the functions; its webhooks are the test's own HTTP receiver.
+//! (`service/`) declares the functions; its webhooks are the test's own HTTP receiver, and its
+//! Rust handlers are `rust_handlers.rs`, compiled into it.
 
 mod receiver;
+mod rust_handlers;
 
 use serde_json::{Value, json};
 
@@ -48,7 +50,7 @@ impl Functions {
             ),
             max_upload_bytes: svc_runtime::files::DEFAULT_MAX_UPLOAD,
             files_url: None,
-            public_url: Some("https://api.example.org".into()),
+            public_url: None,
         };
         let running = tokio::task::spawn_blocking(move || {
             svc_runtime::spawn::<service::Service>(options)
@@ -147,13 +149,14 @@ db_cases! {
         assert_eq!(svc["projectId"], ID);
         assert_eq!(svc["alias"], "functions");
         assert_eq!(svc["pat"], svc["rootToken"]);
+        let base = format!("localhost:{}", f.port);
         assert_eq!(
             svc["endpoints"],
             json!({
-                "simple": format!("https://api.example.org/simple/v1/{ID}"),
-                "relay": format!("https://api.example.org/relay/v1/{ID}"),
-                "system": "https://api.example.org/system",
-                "subscriptions": format!("wss://api.example.org/subscriptions/v1/{ID}"),
+                "simple": format!("http://{base}/simple/v1/{ID}"),
+                "relay": format!("http://{base}/relay/v1/{ID}"),
+                "system": format!("http://{base}/system"),
+                "subscriptions": format!("ws://{base}/subscriptions/v1/{ID}"),
             })
         );
         // The temporary root token is an admin's for 5 minutes.
@@ -345,5 +348,50 @@ db_cases! {
         let out = f.gql(r#"{ __type(name: "Query") { fields { name } } }"#).await;
         let names: Vec<&str> = out["data"]["__type"]["fields"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
         assert!(names.contains(&"hello") && names.contains(&"strictHello"), "{names:?}");
+    }
+}
+
+db_cases! {
+    /// Rust handlers: a before-hook that changes and refuses a write, an after-hook that changes
+    /// the payload, a resolver that reads the event's context and uses its root token, and a
+    /// resolver's timeout.
+    async fn rust_handlers_run_in_the_service(db) {
+        let Some(f) = Functions::start(db).await else { return };
+        let out = f.gql(r#"mutation { createNote(text: "quiet", score: 1) { id text score } }"#).await;
+        let note = &out["data"]["createNote"];
+        assert_eq!((note["text"].as_str(), note["score"].as_i64()), (Some("QUIET"), Some(5)), "{out}");
+        let id = note["id"].as_str().unwrap().to_owned();
+        let out = f.gql(r#"mutation { createNote(text: "keep") { text score } }"#).await;
+        assert_eq!(out["data"]["createNote"], json!({ "text": "keep", "score": null }));
+        let out = f.gql(r#"mutation { createNote(text: "forbidden") { id } }"#).await;
+        assert_eq!(
+            error(&out),
+            json!({
+                "path": ["createNote"], "code": 5001,
+                "message": "function execution error: Notes may not say that",
+                "functionError": "Notes may not say that",
+            })
+        );
+        let out = f.gql(r#"mutation { createNote(text: "object") { id } }"#).await;
+        assert_eq!(error(&out)["functionError"], json!({ "field": "text" }));
+        assert_eq!(f.gql("{ _allNotesMeta { count } }").await["data"]["_allNotesMeta"]["count"], 2);
+        // The after-hook changes the payload, not the stored note.
+        let out = f.gql(&format!(r#"mutation {{ updateNote(id: "{id}", text: "loud") {{ text }} }}"#)).await;
+        assert_eq!(out["data"]["updateNote"]["text"], "loud!", "{out}");
+        let stored = f.gql(&format!(r#"{{ Note(id: "{id}") {{ text }} }}"#)).await;
+        assert_eq!(stored["data"]["Note"]["text"], "loud");
+        // The resolver.
+        let out = f.gql(r#"{ rustHello(name: "Ada", times: 2) { message caller serviceId tokenWorks } }"#).await;
+        assert_eq!(
+            out["data"]["rustHello"],
+            json!({ "message": "Hello AdaHello Ada", "caller": null, "serviceId": ID, "tokenWorks": null })
+        );
+        let token = crate::support::mint(&crate::support::platform_claims());
+        let body = json!({ "query": r#"{ rustHello(name: "check token") { caller tokenWorks } }"# });
+        let out = f.post(&format!("/simple/v1/{ID}"), Some(&token), &body).await;
+        assert_eq!(out["data"]["rustHello"], json!({ "caller": "Customer", "tokenWorks": true }), "{out}");
+        let out = f.gql(r#"{ rustHello(name: "sleepy") { message } }"#).await;
+        assert_eq!(out["errors"][0]["code"], 5008, "{out}");
+        assert!(out["errors"][0]["message"].as_str().unwrap().starts_with("The function `rustHello` did not answer within 500 ms"));
     }
 }

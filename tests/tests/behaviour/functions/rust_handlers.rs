@@ -1,0 +1,66 @@
+//! The Rust handlers of the functions' test service: compiled into it, their types checked
+//! against `service/svc.yml` when the tests build.
+
+use serde_json::json;
+use svc_runtime::functions::{FunctionError, FunctionResult};
+
+use super::service::handlers::{
+    NoteAfterData, NoteAfterEvent, NoteBeforeData, NoteBeforeEvent, RustHelloEvent,
+    RustHelloPayload,
+};
+
+/// Upper-cases a note's text and scores it by its length; refuses two texts.
+pub async fn note_before(event: NoteBeforeEvent) -> FunctionResult<NoteBeforeData> {
+    let mut data = event.data;
+    match data.text.as_deref() {
+        Some("forbidden") => Err("Notes may not say that".into()),
+        Some("object") => Err(FunctionError::Object(json!({ "field": "text" }))),
+        Some("keep") => Ok(None),
+        Some(text) => {
+            data.score = Some(text.len() as i32);
+            data.text = Some(text.to_uppercase());
+            Ok(Some(data))
+        }
+        None => Ok(None),
+    }
+}
+
+/// Adds `!` to the text of an updated note's payload.
+pub async fn note_after(event: NoteAfterEvent) -> FunctionResult<NoteAfterData> {
+    let mut data = event.data;
+    data.text = data.text.map(|t| format!("{t}!"));
+    Ok(Some(data))
+}
+
+/// Greets, says who called, and checks that the event's root token is accepted by the service.
+pub async fn rust_hello(event: RustHelloEvent) -> FunctionResult<RustHelloPayload> {
+    let name = event.data.name.unwrap_or_else(|| "World".to_owned());
+    if name == "sleepy" {
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    }
+    let times = event.data.times.unwrap_or(1).max(0) as usize;
+    let svc = event.context.svc;
+    let token_works = match (&svc.root_token, name.as_str()) {
+        (Some(token), "check token") => {
+            let url = format!("{}/permissions", svc.endpoints.simple);
+            let out: serde_json::Value = reqwest::Client::new()
+                .post(url)
+                .bearer_auth(token)
+                .json(&json!({ "query": "{ SomeNoteExists }" }))
+                .send()
+                .await
+                .map_err(|e| FunctionError::Message(e.to_string()))?
+                .json()
+                .await
+                .map_err(|e| FunctionError::Message(e.to_string()))?;
+            Some(out["data"]["SomeNoteExists"].is_boolean())
+        }
+        _ => None,
+    };
+    Ok(Some(RustHelloPayload {
+        message: format!("Hello {name}").repeat(times),
+        caller: event.context.auth.map(|a| a.type_name),
+        service_id: svc.service_id,
+        token_works,
+    }))
+}
