@@ -167,6 +167,8 @@ fn story(name: &str, database_url: Option<&str>) {
         "build.rs",
         "src/main.rs",
         "src/lib.rs",
+        "src/functions.rs",
+        "src/hello.graphql",
         "svc.yml",
         "types.graphql",
         ".gitignore",
@@ -249,6 +251,10 @@ fn story(name: &str, database_url: Option<&str>) {
         json!("Ada"),
         "{created}"
     );
+    // The template's `hello` resolver, a Rust function compiled into the service; resolvers are
+    // not subject to permissions.
+    let hello = query(&simple, None, r#"{ hello(name: "svc") { message } }"#);
+    assert_eq!(hello, json!({ "data": { "hello": { "message": "Hello svc" } } }));
     let unknown = sandbox.svc(&dir, &["root-token", "nope"]);
     assert_eq!(unknown.status.code(), Some(1));
     assert!(

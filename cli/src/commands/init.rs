@@ -24,6 +24,16 @@ const TEMPLATES: &[(&str, &str, &str)] = &[
         include_str!("../../../templates/lib.rs.hbs"),
     ),
     (
+        "functions.rs",
+        "src/functions.rs",
+        include_str!("../../../templates/functions.rs.hbs"),
+    ),
+    (
+        "hello.graphql",
+        "src/hello.graphql",
+        include_str!("../../../templates/hello.graphql.hbs"),
+    ),
+    (
         "main.rs",
         "src/main.rs",
         include_str!("../../../templates/main.rs.hbs"),
