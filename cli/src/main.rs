@@ -87,6 +87,9 @@ enum Command {
         /// Keep printing lines as they are written.
         #[arg(short, long)]
         follow: bool,
+        /// Print only the invocations of the function NAME (status, duration, request id).
+        #[arg(long, value_name = "NAME")]
+        function: Option<String>,
     },
 }
 
@@ -102,7 +105,11 @@ fn main() -> ExitCode {
         Command::Export(args) => commands::export(&args),
         Command::Import(args) => commands::import(&args),
         Command::Down => commands::down(),
-        Command::Logs { tail, follow } => commands::logs(tail, follow),
+        Command::Logs {
+            tail,
+            follow,
+            function,
+        } => commands::logs(tail, follow, function.as_deref()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -255,6 +255,14 @@ fn story(name: &str, database_url: Option<&str>) {
     // not subject to permissions.
     let hello = query(&simple, None, r#"{ hello(name: "svc") { message } }"#);
     assert_eq!(hello, json!({ "data": { "hello": { "message": "Hello svc" } } }));
+    // Its invocation is in the server's log, which `svc logs --function` picks out.
+    let calls = sandbox.ok(&dir, &["logs", "--function", "hello"]);
+    assert_eq!(calls.lines().count(), 1, "{calls}");
+    assert!(
+        calls.contains(" SUCCESS ") && calls.contains(r#"{"returnValue":{"message":"Hello svc"}}"#),
+        "{calls}"
+    );
+    assert_eq!(sandbox.ok(&dir, &["logs", "--function", "nope"]), "");
     let unknown = sandbox.svc(&dir, &["root-token", "nope"]);
     assert_eq!(unknown.status.code(), Some(1));
     assert!(

@@ -143,14 +143,7 @@ impl Invoker {
                 detail: None,
             }),
         };
-        let ms = started.elapsed().as_millis();
-        if let Err(e) = &outcome {
-            eprintln!(
-                "svc: function {} ({request_id}) failed after {ms} ms: {}",
-                f.name,
-                e.message()
-            );
-        }
+        log(f, request_id, started, &outcome);
         outcome
     }
 
@@ -203,6 +196,39 @@ impl Invoker {
         let body: J = serde_json::from_slice(&bytes).map_err(|_| invalid_body(request_id))?;
         answer(body, request_id)
     }
+}
+
+/// The invocation's record in the server's log (`svc logs --function NAME` reads them): one
+/// JSON line, `svc: function-log {…}`, with what the function answered (at most 1000
+/// characters of it) or its error. The event, which holds a root token, is not logged.
+fn log(f: &FunctionMeta, request_id: &str, started: Instant, outcome: &ApiResult<Option<J>>) {
+    let duration = started.elapsed().as_millis() as u64;
+    let (status, message) = match outcome {
+        Ok(data) => {
+            let value = data.clone().unwrap_or(J::Null);
+            let mut text = value.to_string();
+            let shown = if text.len() > 1000 {
+                let cut = (0..=1000).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+                text.truncate(cut);
+                text.push('…');
+                J::String(text)
+            } else {
+                value
+            };
+            ("SUCCESS", json!({ "returnValue": shown }))
+        }
+        Err(e) => ("FAILURE", json!({ "error": e.message() })),
+    };
+    let record = json!({
+        "id": crate::model::cuid(),
+        "functionName": f.name,
+        "requestId": request_id,
+        "status": status,
+        "duration": duration,
+        "timestamp": chrono::Utc::now().format("%Y-%m-%d %H:%M:%S%.3f").to_string(),
+        "message": message,
+    });
+    eprintln!("svc: function-log {record}");
 }
 
 impl Functions for Invoker {
