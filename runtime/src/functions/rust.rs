@@ -22,14 +22,14 @@ use serde::{Deserialize, Serialize};
 use crate::model::{ApiError, RustReply};
 
 /// The event a function receives (reference §7.2), its `data` typed.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Event<D> {
     pub data: D,
     pub context: Context,
 }
 
 /// The event's `context`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Context {
     pub request: RequestContext,
     /// The service, and a temporary root token for its APIs (valid 5 minutes).
@@ -42,7 +42,7 @@ pub struct Context {
 }
 
 /// Where the invocation's request came from.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RequestContext {
     /// The caller's address, for resolvers; empty for hooks.
     #[serde(rename = "sourceIp")]
@@ -50,7 +50,7 @@ pub struct RequestContext {
 }
 
 /// The service a function runs for.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServiceContext {
     pub service_id: String,
@@ -62,7 +62,7 @@ pub struct ServiceContext {
 }
 
 /// The service's public endpoints.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Endpoints {
     pub simple: String,
     pub relay: String,
@@ -71,7 +71,7 @@ pub struct Endpoints {
 }
 
 /// Who called a resolver.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Caller {
     /// The node of a node token.

@@ -395,3 +395,54 @@ db_cases! {
         assert!(out["errors"][0]["message"].as_str().unwrap().starts_with("The function `rustHello` did not answer within 500 ms"));
     }
 }
+
+db_tests! {
+    /// `svc-lib` against a running service: a client from an event (both spellings of its
+    /// context), GraphQL requests with the event's token, and node tokens issued through the
+    /// System API that the service then accepts.
+    async fn svc_lib_talks_to_a_running_service(srv) {
+        let base = format!("http://127.0.0.1:{}", srv.port);
+        let endpoints = svc_lib::Endpoints::local(&base, crate::support::SERVICE_ID);
+        let context = json!({
+            "serviceId": crate::support::SERVICE_ID,
+            "rootToken": srv.root_token(),
+            "endpoints": endpoints,
+        });
+        let svc = svc_lib::from_event(&json!({ "data": {}, "context": { "graphcool": context } }))
+            .expect("a client from the event");
+        let created = svc
+            .simple(
+                "mutation ($e: String!) { createUser(email: $e, name: \"Ada\") { id } }",
+                json!({ "e": "ada@example.com" }),
+            )
+            .await
+            .expect("a create with the root token");
+        let id = created["createUser"]["id"].as_str().unwrap().to_owned();
+        let token = svc
+            .generate_node_token(&id, "User", Some(600))
+            .await
+            .expect("a node token");
+        let claims = decode_claims(&token);
+        assert_eq!(claims["userId"], id.as_str());
+        assert_eq!(claims["modelName"], "User");
+        assert_eq!(claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap(), 600);
+        let me = svc
+            .with_token(Some(token))
+            .simple("{ user { id name } }", json!({}))
+            .await
+            .expect("a request with the node token");
+        assert_eq!(me["user"], json!({ "id": id, "name": "Ada" }));
+        // The Relay API through the same client.
+        let viewer = svc.relay("{ viewer { id } }", json!({})).await.expect("a Relay request");
+        assert!(viewer["viewer"]["id"].is_string(), "{viewer}");
+        // A token the service does not accept: the System API's error comes back.
+        let denied = svc
+            .with_token(Some("not-a-token".into()))
+            .generate_node_token(&id, "User", None)
+            .await;
+        match denied {
+            Err(svc_lib::Error::GraphQL(errors)) => assert_eq!(errors[0]["code"], 4028, "{errors}"),
+            other => panic!("expected 4028, got {other:?}"),
+        }
+    }
+}

@@ -32,35 +32,40 @@ pub async fn note_after(event: NoteAfterEvent) -> FunctionResult<NoteAfterData> 
     Ok(Some(data))
 }
 
-/// Greets, says who called, and checks that the event's root token is accepted by the service.
+/// Greets, says who called, and checks with `svc-lib` that the event's root token is accepted by
+/// the service.
 pub async fn rust_hello(event: RustHelloEvent) -> FunctionResult<RustHelloPayload> {
+    let client = svc_lib::from_event(&event).map_err(|e| FunctionError::Message(e.to_string()))?;
     let name = event.data.name.unwrap_or_else(|| "World".to_owned());
     if name == "sleepy" {
         tokio::time::sleep(std::time::Duration::from_secs(2)).await;
     }
     let times = event.data.times.unwrap_or(1).max(0) as usize;
-    let svc = event.context.svc;
-    let token_works = match (&svc.root_token, name.as_str()) {
-        (Some(token), "check token") => {
-            let url = format!("{}/permissions", svc.endpoints.simple);
-            let out: serde_json::Value = reqwest::Client::new()
-                .post(url)
-                .bearer_auth(token)
-                .json(&json!({ "query": "{ SomeNoteExists }" }))
-                .send()
-                .await
-                .map_err(|e| FunctionError::Message(e.to_string()))?
-                .json()
-                .await
-                .map_err(|e| FunctionError::Message(e.to_string()))?;
-            Some(out["data"]["SomeNoteExists"].is_boolean())
-        }
-        _ => None,
+    let token_works = if name == "check token" {
+        // Admins only: the permission schema.
+        let url = format!("{}/permissions", client.endpoints().simple);
+        let out: serde_json::Value = reqwest::Client::new()
+            .post(url)
+            .bearer_auth(client.token().unwrap_or_default())
+            .json(&json!({ "query": "{ SomeNoteExists }" }))
+            .send()
+            .await
+            .map_err(|e| FunctionError::Message(e.to_string()))?
+            .json()
+            .await
+            .map_err(|e| FunctionError::Message(e.to_string()))?;
+        let notes = client
+            .simple("{ _allNotesMeta { count } }", json!({}))
+            .await
+            .map_err(|e| FunctionError::Message(e.to_string()))?;
+        Some(out["data"]["SomeNoteExists"].is_boolean() && notes["_allNotesMeta"]["count"].is_u64())
+    } else {
+        None
     };
     Ok(Some(RustHelloPayload {
         message: format!("Hello {name}").repeat(times),
         caller: event.context.auth.map(|a| a.type_name),
-        service_id: svc.service_id,
+        service_id: client.service_id().to_owned(),
         token_works,
     }))
 }
