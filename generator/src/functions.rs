@@ -499,10 +499,12 @@ fn type_names(model: &Model) -> HashSet<String> {
 
 /// The fields of the Simple API's `Query` and `Mutation` (and the Relay API's roots).
 fn root_fields(model: &Model) -> (HashSet<String>, HashSet<String>) {
+    // `id` is a field of the Relay API's `Viewer`, where query resolvers go too.
     let mut queries: HashSet<String> = [
         svc_names::USER_FIELD,
         svc_names::NODE_FIELD,
         svc_names::VIEWER_FIELD,
+        "id",
     ]
     .iter()
     .map(|s| (*s).to_owned())

@@ -153,11 +153,15 @@ pub async fn update_or_create<R: Record>(
     create: Write,
 ) -> ApiResult<(R, bool)> {
     // The hooks of the write that happens: an update of a node that exists, else a create.
-    let exists = is_valid_id(id)
+    let hooked = !req.state().service.functions.is_empty();
+    let exists = hooked
+        && is_valid_id(id)
         && find_by::<R, _>(&req.reads(), R::META.id, &Val::String(id.to_owned()))
             .await?
             .is_some();
-    let (update, create) = if exists {
+    let (update, create) = if !hooked {
+        (update, create)
+    } else if exists {
         (functions::before_update(req, R::META, id, update).await?, create)
     } else {
         (update, functions::before_create(req, R::META, create).await?)

@@ -35,12 +35,17 @@ use crate::api::request;
 use crate::api::resolve::{Call, Resolved, output, resolve_model, server_error};
 use crate::api::roots::register_records;
 use crate::engine::write::{self, RelOp, payload_fields};
-use crate::model::{ApiError, ModelMeta, Record, RelationMeta, ServiceDef, Visitor, Write};
+use crate::api::resolvers;
+use crate::model::{
+    ApiError, FunctionMeta, ModelMeta, Record, RelationMeta, ResolverMeta, ServiceDef, Visitor,
+    Write,
+};
 use crate::storage::Row;
 
 /// The root mutation type of the Relay API, with its fields by name.
 pub struct Mutation<S> {
     by_name: HashMap<String, MutationField>,
+    resolvers: HashMap<&'static str, (&'static FunctionMeta, &'static ResolverMeta)>,
     _service: PhantomData<fn() -> S>,
 }
 
@@ -48,6 +53,7 @@ impl<S: ServiceDef> Default for Mutation<S> {
     fn default() -> Self {
         Mutation {
             by_name: mutation_fields(S::META).into_iter().collect(),
+            resolvers: resolvers::resolvers(S::META, true),
             _service: PhantomData,
         }
     }
@@ -84,6 +90,7 @@ fn registered<S: ServiceDef>(registry: &mut Registry) -> IndexMap<String, MetaFi
         )]);
         out.insert(name.clone(), meta_field(&name, payload, args, None));
     }
+    out.extend(resolvers::register(registry, service, true));
     out
 }
 
@@ -202,7 +209,11 @@ impl<S: ServiceDef> ContainerType for Mutation<S> {
                 write(ctx, call).await
             }
             Some(MutationField::Relation(r, op)) => relation_mutation::<S>(ctx, r, op).await,
-            None => Ok(None),
+            // Resolvers take their arguments as they are, not wrapped in `input`.
+            None => match self.resolvers.get(name) {
+                Some((f, r)) => resolvers::resolve(ctx, f, r).await,
+                None => Ok(None),
+            },
         }
     }
 }

@@ -18,7 +18,8 @@ use crate::api::args::arg;
 use crate::api::registry::{empty_field, input_value, list_arguments, meta_field, table_object};
 use crate::api::resolve::{Call, output, resolve_model};
 use crate::api::roots::{node, register_records, unique_arguments, user_model};
-use crate::model::{ModelMeta, ServiceDef};
+use crate::api::resolvers;
+use crate::model::{FunctionMeta, ModelMeta, ResolverMeta, ServiceDef};
 
 /// The root query type of the Relay API.
 pub struct Query<S>(PhantomData<fn() -> S>);
@@ -36,6 +37,8 @@ pub(super) enum ViewerField {
     One(&'static ModelMeta),
     User(&'static ModelMeta),
     Id,
+    /// A resolver function's field (reference §7.4).
+    Resolver(&'static FunctionMeta, &'static ResolverMeta),
 }
 
 /// The viewer: the query fields of the Relay API (resolved by name through [`ViewerFields`]).
@@ -63,6 +66,9 @@ impl ViewerFields {
             by_name.insert(svc_names::USER_FIELD.to_owned(), ViewerField::User(user));
         }
         by_name.insert("id".to_owned(), ViewerField::Id);
+        for (name, (f, r)) in resolvers::resolvers(S::META, false) {
+            by_name.insert(name.to_owned(), ViewerField::Resolver(f, r));
+        }
         Arc::new(ViewerFields(by_name))
     }
 }
@@ -126,6 +132,7 @@ fn viewer_fields<S: ServiceDef>(registry: &mut Registry) -> IndexMap<String, Met
     // `ID!`: `create_type_info` names the non-null type.
     let id = <ID as OutputType>::create_type_info(registry);
     fields.insert("id".to_owned(), meta_field("id", id, IndexMap::new(), None));
+    fields.extend(resolvers::register(registry, S::META, false));
     if models.is_empty() {
         fields.extend([empty_field()]);
     }
@@ -164,6 +171,7 @@ impl<S: ServiceDef> ContainerType for Viewer<S> {
             Some(ViewerField::One(m)) => resolve_model(ctx, m, Call::One).await,
             Some(ViewerField::User(m)) => resolve_model(ctx, m, Call::CurrentUser).await,
             Some(ViewerField::Id) => Ok(Some(Value::String(svc_names::VIEWER_ID.to_owned()))),
+            Some(ViewerField::Resolver(f, r)) => resolvers::resolve(ctx, f, r).await,
             None if name == "_empty" => Ok(Some(Value::Boolean(false))),
             None => Ok(None),
         }

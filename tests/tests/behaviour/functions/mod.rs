@@ -344,6 +344,13 @@ db_cases! {
         // Arguments are checked against the extension's types before the function runs.
         let out = f.gql_vars("query($n: Int) { hello(name: $n) { message } }", json!({ "n": 1 })).await;
         assert!(out["errors"][0]["message"].is_string() && out.get("data").is_none(), "{out}");
+        // The Relay API has them too: query resolvers on `Viewer`, mutation resolvers on
+        // `Mutation` with their arguments as they are (not wrapped in `input`).
+        let relay = format!("/relay/v1/{ID}");
+        let out = f.post(&relay, None, &json!({ "query": r#"{ viewer { hello(name: "Relay") { message } } }"# })).await;
+        assert_eq!(out, json!({ "data": { "viewer": { "hello": { "message": "Hello Relay" } } } }));
+        let out = f.post(&relay, None, &json!({ "query": "mutation { sums(values: [4]) { total } }" })).await;
+        assert_eq!(out, json!({ "data": { "sums": [{ "total": 4.0 }, { "total": 1.0 }] } }));
         // The fields are in the schema.
         let out = f.gql(r#"{ __type(name: "Query") { fields { name } } }"#).await;
         let names: Vec<&str> = out["data"]["__type"]["fields"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
