@@ -254,7 +254,10 @@ fn story(name: &str, database_url: Option<&str>) {
     // The template's `hello` resolver, a Rust function compiled into the service; resolvers are
     // not subject to permissions.
     let hello = query(&simple, None, r#"{ hello(name: "svc") { message } }"#);
-    assert_eq!(hello, json!({ "data": { "hello": { "message": "Hello svc" } } }));
+    assert_eq!(
+        hello,
+        json!({ "data": { "hello": { "message": "Hello svc" } } })
+    );
     // Its invocation is in the server's log, which `svc logs --function` picks out.
     let calls = sandbox.ok(&dir, &["logs", "--function", "hello"]);
     assert_eq!(calls.lines().count(), 1, "{calls}");

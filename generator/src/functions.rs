@@ -5,8 +5,8 @@
 use std::collections::{HashMap, HashSet};
 
 use apollo_compiler::Node;
-use apollo_compiler::diagnostic::ToCliReport;
 use apollo_compiler::ast::{Definition, Document, Type};
+use apollo_compiler::diagnostic::ToCliReport;
 
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::model::{
@@ -165,9 +165,7 @@ impl Extension<'_, '_> {
                 };
                 self.error(
                     span,
-                    format!(
-                        "Must contain a {what}: extend type {root}(arg1: Int): MyPayload }}"
-                    ),
+                    format!("Must contain a {what}: extend type {root}(arg1: Int): MyPayload }}"),
                 );
                 return None;
             }
@@ -360,7 +358,9 @@ pub fn lower(
                         )
                         .with_help("rename the field in the schema extension"),
                     );
-                } else if let Some(first) = fields_seen.insert((r.mutation, r.field.clone()), &f.name.value) {
+                } else if let Some(first) =
+                    fields_seen.insert((r.mutation, r.field.clone()), &f.name.value)
+                {
                     diags.push(
                         Diagnostic::new(
                             f.name.span,
@@ -383,8 +383,7 @@ pub fn lower(
                         )
                         .with_help("rename the payload type in the schema extension"),
                     );
-                } else if let Some(first) = payloads_seen.insert(r.payload.clone(), &f.name.value)
-                {
+                } else if let Some(first) = payloads_seen.insert(r.payload.clone(), &f.name.value) {
                     diags.push(
                         Diagnostic::new(
                             f.name.span,
@@ -399,7 +398,11 @@ pub fn lower(
                 FunctionKind::Resolver(r)
             }
             "subscription" => FunctionKind::Subscription {
-                query: f.query.as_ref().map(|q| q.value.clone()).unwrap_or_default(),
+                query: f
+                    .query
+                    .as_ref()
+                    .map(|q| q.value.clone())
+                    .unwrap_or_default(),
             },
             kind => {
                 let Some(hook) = hook(model, f) else {
@@ -463,7 +466,15 @@ fn type_names(model: &Model) -> HashSet<String> {
         .map(|s| (*s).to_owned())
         .collect();
     for s in [
-        "ID", "String", "Int", "Float", "Boolean", "DateTime", "Json", "Query", "Mutation",
+        "ID",
+        "String",
+        "Int",
+        "Float",
+        "Boolean",
+        "DateTime",
+        "Json",
+        "Query",
+        "Mutation",
         "Subscription",
     ] {
         names.insert(s.to_owned());

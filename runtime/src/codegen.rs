@@ -22,8 +22,9 @@ pub use crate::__enum_conversions as enum_conversions;
 pub use crate::api::{QueryMeta, ReadGuard};
 pub use crate::model::{
     Cells, Column, DateTime, EnumMeta, EnumValue, ExistsCall, FieldMeta, FunctionKind,
-    FunctionMeta, HandlerMeta, IntoVal, Json, Kind, ListItem, ResolverField, ResolverMeta, RustReply, Lit, MigrationHint, ModelMeta, Operation, PermValue, PermissionMeta, PermissionQuery,
-    PermissionTarget, Record, RelFieldMeta, RelationMeta, ServiceDef, ServiceMeta, Val, VarSource,
+    FunctionMeta, HandlerMeta, IntoVal, Json, Kind, ListItem, Lit, MigrationHint, ModelMeta,
+    Operation, PermValue, PermissionMeta, PermissionQuery, PermissionTarget, Record, RelFieldMeta,
+    RelationMeta, ResolverField, ResolverMeta, RustReply, ServiceDef, ServiceMeta, Val, VarSource,
     Visitor, get, get_enum, get_opt,
 };
 

@@ -237,7 +237,10 @@ mod tests {
     #[test]
     fn reads_both_spellings_of_the_event() {
         let endpoints = Endpoints::local("http://localhost:60000/", "s1");
-        assert_eq!(endpoints.subscriptions, "ws://localhost:60000/subscriptions/v1/s1");
+        assert_eq!(
+            endpoints.subscriptions,
+            "ws://localhost:60000/subscriptions/v1/s1"
+        );
         let svc = json!({ "serviceId": "s1", "rootToken": "t", "endpoints": endpoints });
         let ours = from_event(&json!({ "data": {}, "context": { "svc": svc } })).unwrap();
         assert_eq!((ours.service_id(), ours.token()), ("s1", Some("t")));
@@ -245,6 +248,9 @@ mod tests {
         let theirs = from_event(&json!({ "context": { "graphcool": legacy } })).unwrap();
         assert_eq!((theirs.service_id(), theirs.token()), ("s1", Some("p")));
         assert_eq!(theirs.endpoints(), &endpoints);
-        assert!(matches!(from_event(&json!({ "context": {} })), Err(Error::NoContext(_))));
+        assert!(matches!(
+            from_event(&json!({ "context": {} })),
+            Err(Error::NoContext(_))
+        ));
     }
 }

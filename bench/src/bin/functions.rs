@@ -146,10 +146,14 @@ async fn run() -> Result<(), String> {
     }
     let refused = send(&endpoint, &create_body("RustHooked", "")).await?;
     if refused["errors"][0]["code"] != 5001 {
-        return Err(format!("the Rust hook did not refuse an empty title: {refused}"));
+        return Err(format!(
+            "the Rust hook did not refuse an empty title: {refused}"
+        ));
     }
-    let mut totals: Vec<(usize, Duration, Vec<Duration>)> =
-        MODELS.iter().map(|_| (0, Duration::ZERO, Vec::new())).collect();
+    let mut totals: Vec<(usize, Duration, Vec<Duration>)> = MODELS
+        .iter()
+        .map(|_| (0, Duration::ZERO, Vec::new()))
+        .collect();
     for _ in 0..args.rounds {
         for (i, (model, _)) in MODELS.iter().enumerate() {
             let (n, elapsed, mut latencies) = load(&endpoint, model, &args).await?;
@@ -199,7 +203,8 @@ async fn run() -> Result<(), String> {
 }
 
 fn create_body(model: &str, title: &str) -> Vec<u8> {
-    let query = format!("mutation($t: String!) {{ create{model}(title: $t, votes: 1) {{ id title }} }}");
+    let query =
+        format!("mutation($t: String!) {{ create{model}(title: $t, votes: 1) {{ id title }} }}");
     serde_json::to_vec(&json!({ "query": query, "variables": { "t": title } })).unwrap_or_default()
 }
 
@@ -289,7 +294,8 @@ async fn answer(mut stream: TcpStream) {
                 Ok(n) => buf.extend_from_slice(&chunk[..n]),
             }
         }
-        let event: Value = serde_json::from_slice(&buf[head_end..head_end + length]).unwrap_or_default();
+        let event: Value =
+            serde_json::from_slice(&buf[head_end..head_end + length]).unwrap_or_default();
         buf.drain(..head_end + length);
         let body = json!({ "data": event["data"] }).to_string();
         let response = format!(

@@ -34,7 +34,9 @@ fn shown_line(line: &str, function: Option<&str>) -> Option<String> {
 
 /// The lines of `text` to print.
 fn picked(text: &str, function: Option<&str>) -> Vec<String> {
-    text.lines().filter_map(|l| shown_line(l, function)).collect()
+    text.lines()
+        .filter_map(|l| shown_line(l, function))
+        .collect()
 }
 
 pub fn logs(tail: Option<usize>, follow: bool, function: Option<&str>) -> Result<()> {

@@ -139,10 +139,20 @@ pub(super) fn rust_handlers(model: &Model) -> TokenStream {
             pub type #event = #rt::Event<#data>;
         });
         let glue_name = glue_ident(f);
+        // The handler is bound to a name that says which function it is for and where `svc.yml`
+        // declares it: a path that names nothing fails the build on this line, which the
+        // compiler shows.
+        let binding = format_ident!(
+            "handler_of_{}_declared_at_{}",
+            sanitize(&f.name),
+            sanitize(&f.at)
+        );
         glue.push(quote! {
             #[doc = #doc]
             fn #glue_name(event: #rt::serde_json::Value) -> #rt::RustReply {
-                #rt::call_handler::<handlers::#marker, handlers::#data, #out, _>(event, #path)
+                #[allow(non_snake_case)]
+                let #binding = #path;
+                #rt::call_handler::<handlers::#marker, handlers::#data, #out, _>(event, #binding)
             }
         });
     }
@@ -165,7 +175,7 @@ fn glue_ident(f: &Function) -> proc_macro2::Ident {
 
 /// `validate-email` → `ValidateEmail`.
 fn pascal(name: &str) -> String {
-    name.split(|c: char| c == '-' || c == '_')
+    name.split(['-', '_'])
         .filter(|s| !s.is_empty())
         .map(|s| {
             let mut c = s.chars();

@@ -4,8 +4,9 @@
 use std::fmt::Write as _;
 
 use crate::model::{
-    Cardinality, DefaultValue, Field, FieldKind, FunctionKind, Handler, ResolverField, Model, OnDelete, Permission, PermissionTarget,
-    PermissionValue, PermissionVar, RelationEnd, TypeId, TypeOperation, VarSource,
+    Cardinality, DefaultValue, Field, FieldKind, FunctionKind, Handler, Model, OnDelete,
+    Permission, PermissionTarget, PermissionValue, PermissionVar, RelationEnd, ResolverField,
+    TypeId, TypeOperation, VarSource,
 };
 
 /// Renders the model: enums, then types with one line per field, then relations, then the

@@ -15,8 +15,8 @@ use apollo_compiler::ast::{
 
 use crate::model::validate::defaults;
 use crate::model::{
-    EnumDef, EnumId, Field, FieldKind, Model, OnDelete, Permission, PermissionTarget,
-    Relation, RelationEnd, RelationId, ScalarType, TypeDef, TypeId,
+    EnumDef, EnumId, Field, FieldKind, Model, OnDelete, Permission, PermissionTarget, Relation,
+    RelationEnd, RelationId, ScalarType, TypeDef, TypeId,
 };
 use crate::source::{FileId, Span};
 use crate::syntax::config::Config;

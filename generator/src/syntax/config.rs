@@ -619,15 +619,20 @@ impl<'a> Cx<'a, '_> {
     /// `timeout:` a positive number of seconds (at most an hour), in milliseconds.
     fn seconds(&mut self, value: &Value, path: &[Seg]) -> Option<Spanned<u64>> {
         let span = self.loc.value_span(path);
-        let secs = value.as_f64().filter(|s| s.is_finite() && *s > 0.0 && *s <= 3600.0);
+        let secs = value
+            .as_f64()
+            .filter(|s| s.is_finite() && *s > 0.0 && *s <= 3600.0);
         match secs {
             Some(s) => Some(Spanned {
                 value: ((s * 1000.0).round() as u64).max(1),
                 span,
             }),
             None => {
-                self.error(span, "`timeout` must be a number of seconds, above 0 and at most 3600")
-                    .help = Some("write for example `timeout: 5` or `timeout: 0.5`".into());
+                self.error(
+                    span,
+                    "`timeout` must be a number of seconds, above 0 and at most 3600",
+                )
+                .help = Some("write for example `timeout: 5` or `timeout: 0.5`".into());
                 None
             }
         }
@@ -730,10 +735,16 @@ impl<'a> Cx<'a, '_> {
                 ("webhook", Some(url)) => {
                     if !(url.value.starts_with("http://") || url.value.starts_with("https://")) {
                         ok = false;
-                        self.error(url.span, format!("`{}` is not an http or https URL", url.value))
-                            .help = Some("a webhook's URL starts with `http://` or `https://`".into());
+                        self.error(
+                            url.span,
+                            format!("`{}` is not an http or https URL", url.value),
+                        )
+                        .help = Some("a webhook's URL starts with `http://` or `https://`".into());
                     }
-                    Some(HandlerDecl::Webhook { url, headers: pairs })
+                    Some(HandlerDecl::Webhook {
+                        url,
+                        headers: pairs,
+                    })
                 }
                 ("code", Some(src)) => Some(HandlerDecl::Code {
                     src,
@@ -778,7 +789,10 @@ impl<'a> Cx<'a, '_> {
                 _ => {
                     ok = false;
                     let s = self.loc.value_span(&[path, &[Seg::Key(k)]].concat());
-                    self.error(s, format!("the value of `{k}` in `{what}` must be a string"));
+                    self.error(
+                        s,
+                        format!("the value of `{k}` in `{what}` must be a string"),
+                    );
                     continue;
                 }
             };

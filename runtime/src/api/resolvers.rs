@@ -74,7 +74,10 @@ pub(crate) fn register(
                 .iter()
                 .map(|p| {
                     let ty = value_type(registry, p);
-                    (p.name.to_owned(), meta_field(p.name, ty, IndexMap::new(), None))
+                    (
+                        p.name.to_owned(),
+                        meta_field(p.name, ty, IndexMap::new(), None),
+                    )
                 })
                 .collect()
         });

@@ -25,8 +25,12 @@ pub type Reply<'a> = Pin<Box<dyn Future<Output = ApiResult<Option<J>>> + Send + 
 /// Invokes the service's functions.
 pub trait Functions: Send + Sync {
     /// Invokes `function` for `req` with `data` (the event's `data`).
-    fn invoke<'a>(&'a self, req: &'a Request, function: &'static FunctionMeta, data: J)
-    -> Reply<'a>;
+    fn invoke<'a>(
+        &'a self,
+        req: &'a Request,
+        function: &'static FunctionMeta,
+        data: J,
+    ) -> Reply<'a>;
 }
 
 /// Where a request came from, for the event of the functions it invokes (reference §7.2).
@@ -39,13 +43,21 @@ pub struct Origin {
 }
 
 /// The hook of `meta` for `op`, before or after, when the service declares one and can run it.
-fn hook(req: &Request, meta: &ModelMeta, before: bool, op: Operation) -> Option<&'static FunctionMeta> {
+fn hook(
+    req: &Request,
+    meta: &ModelMeta,
+    before: bool,
+    op: Operation,
+) -> Option<&'static FunctionMeta> {
     let service = req.state().service;
     if service.functions.is_empty() || req.state().functions.is_none() {
         return None;
     }
     let index = service.models.iter().position(|m| std::ptr::eq(*m, meta))?;
-    service.functions.iter().find(|f| f.hooks(before, index, op))
+    service
+        .functions
+        .iter()
+        .find(|f| f.hooks(before, index, op))
 }
 
 async fn invoke(req: &Request, f: &'static FunctionMeta, data: J) -> ApiResult<Option<J>> {
@@ -122,7 +134,11 @@ pub(crate) async fn before_update(
 }
 
 /// Runs the `operationBefore` hook of a delete of node `id`: it can only refuse.
-pub(crate) async fn before_delete(req: &Request, meta: &'static ModelMeta, id: &str) -> ApiResult<()> {
+pub(crate) async fn before_delete(
+    req: &Request,
+    meta: &'static ModelMeta,
+    id: &str,
+) -> ApiResult<()> {
     if let Some(f) = hook(req, meta, true, Operation::Delete) {
         invoke(req, f, serde_json::json!({ "id": id })).await?;
     }
@@ -216,7 +232,12 @@ fn write_json(meta: &ModelMeta, write: &Write, id: Option<&str>) -> J {
 /// A before-hook's data becomes the write's scalar values (reference §7.3): model scalars only,
 /// the id unchanged, relation arguments ignored, values checked as arguments are; a key the
 /// model does not have is 3005, and a create missing a required value is 3020.
-fn replace_values(meta: &'static ModelMeta, write: &mut Write, out: J, create: bool) -> ApiResult<()> {
+fn replace_values(
+    meta: &'static ModelMeta,
+    write: &mut Write,
+    out: J,
+    create: bool,
+) -> ApiResult<()> {
     let J::Object(out) = out else {
         return Err(not_an_object());
     };
@@ -242,7 +263,9 @@ fn replace_values(meta: &'static ModelMeta, write: &mut Write, out: J, create: b
     }
     if create {
         for (i, field) in meta.fields.iter().enumerate() {
-            let given = values.iter().any(|(j, v)| *j == i && v.as_ref().is_some_and(|v| !v.is_null()));
+            let given = values
+                .iter()
+                .any(|(j, v)| *j == i && v.as_ref().is_some_and(|v| !v.is_null()));
             if writable(meta, i) && field.required && field.default.is_none() && !given {
                 return Err(ApiError::FieldCannotBeNull(field.name));
             }

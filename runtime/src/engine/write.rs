@@ -9,10 +9,10 @@ use sea_orm::SqlErr;
 
 use super::Request;
 use super::commit::{ChangeKind, Writes, commit, commit_unobserved};
-use super::functions;
 use super::edges::{
     check_id, connect, delete_nodes, disconnect_pair, only_links, push_edge_insert, verify_exist,
 };
+use super::functions;
 use super::nodes::{
     check_read_only, check_required, insert_node, not_found, partner_copies, previous_values,
     push_insert, push_sets, scalar_sets, supplied, update_node, write_error,
@@ -162,9 +162,15 @@ pub async fn update_or_create<R: Record>(
     let (update, create) = if !hooked {
         (update, create)
     } else if exists {
-        (functions::before_update(req, R::META, id, update).await?, create)
+        (
+            functions::before_update(req, R::META, id, update).await?,
+            create,
+        )
     } else {
-        (update, functions::before_create(req, R::META, create).await?)
+        (
+            update,
+            functions::before_create(req, R::META, create).await?,
+        )
     };
     let perms = req.perms();
     let (row, created) = commit(req, WriteUnit::Bounded, || {

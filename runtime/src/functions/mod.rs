@@ -12,7 +12,8 @@
 pub mod rust;
 
 pub use rust::{
-    Caller, Context, Endpoints, Event, FunctionError, FunctionResult, RequestContext, ServiceContext,
+    Caller, Context, Endpoints, Event, FunctionError, FunctionResult, RequestContext,
+    ServiceContext,
 };
 
 use std::sync::{Arc, OnceLock};
@@ -66,7 +67,10 @@ impl Invoker {
         let auth = &req.state().auth;
         let token = auth.temporary_root_token().ok();
         let id = auth.project_id();
-        let base = self.base.get().map_or("http://localhost:60000", String::as_str);
+        let base = self
+            .base
+            .get()
+            .map_or("http://localhost:60000", String::as_str);
         let ws = base
             .strip_prefix("http")
             .map_or_else(|| base.to_owned(), |rest| format!("ws{rest}"));
@@ -126,14 +130,16 @@ impl Invoker {
             HandlerMeta::Webhook { url, headers } => {
                 self.webhook(f, url, headers, &event, request_id).await
             }
-            HandlerMeta::Rust(handler) => match tokio::time::timeout(f.timeout(), handler(event)).await {
-                Ok(answer) => answer,
-                Err(_) => Err(failed(format!(
-                    "The function `{}` did not answer within {} ms (executionId '{request_id}')",
-                    f.name,
-                    f.timeout().as_millis()
-                ))),
-            },
+            HandlerMeta::Rust(handler) => {
+                match tokio::time::timeout(f.timeout(), handler(event)).await {
+                    Ok(answer) => answer,
+                    Err(_) => Err(failed(format!(
+                        "The function `{}` did not answer within {} ms (executionId '{request_id}')",
+                        f.name,
+                        f.timeout().as_millis()
+                    ))),
+                }
+            }
             HandlerMeta::Code { src, .. } => Err(ApiError::Function {
                 code: 5008,
                 message: format!(
@@ -208,7 +214,10 @@ fn log(f: &FunctionMeta, request_id: &str, started: Instant, outcome: &ApiResult
             let value = data.clone().unwrap_or(J::Null);
             let mut text = value.to_string();
             let shown = if text.len() > 1000 {
-                let cut = (0..=1000).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+                let cut = (0..=1000)
+                    .rev()
+                    .find(|&i| text.is_char_boundary(i))
+                    .unwrap_or(0);
                 text.truncate(cut);
                 text.push('…');
                 J::String(text)
@@ -232,7 +241,12 @@ fn log(f: &FunctionMeta, request_id: &str, started: Instant, outcome: &ApiResult
 }
 
 impl Functions for Invoker {
-    fn invoke<'a>(&'a self, req: &'a Request, function: &'static FunctionMeta, data: J) -> Reply<'a> {
+    fn invoke<'a>(
+        &'a self,
+        req: &'a Request,
+        function: &'static FunctionMeta,
+        data: J,
+    ) -> Reply<'a> {
         Box::pin(self.call(req, function, data))
     }
 }
@@ -321,17 +335,30 @@ mod tests {
 
     #[test]
     fn answers_mean_what_the_reference_says() {
-        assert_eq!(answer(json!({"data": {"a": 1}}), "r").unwrap(), Some(json!({"a": 1})));
-        assert_eq!(answer(json!({"data": {"a": 1}, "error": null}), "r").unwrap(), Some(json!({"a": 1})));
+        assert_eq!(
+            answer(json!({"data": {"a": 1}}), "r").unwrap(),
+            Some(json!({"a": 1}))
+        );
+        assert_eq!(
+            answer(json!({"data": {"a": 1}, "error": null}), "r").unwrap(),
+            Some(json!({"a": 1}))
+        );
         assert_eq!(answer(json!({}), "r").unwrap(), None);
         assert_eq!(answer(json!({"data": null}), "r").unwrap(), None);
         let e = answer(json!({"error": "Invalid email!"}), "r").unwrap_err();
         assert_eq!(e.code(), Some(5001));
         assert_eq!(e.message(), "function execution error: Invalid email!");
         let e = answer(json!({"error": {"reason": 1}}), "r").unwrap_err();
-        assert_eq!((e.code(), e.message().as_str()), (Some(5002), "function execution error"));
+        assert_eq!(
+            (e.code(), e.message().as_str()),
+            (Some(5002), "function execution error")
+        );
         assert_eq!(code(answer(json!({"error": 3}), "r")), Some(5003));
         assert_eq!(code(answer(json!([1]), "r")), Some(5003));
-        assert!(invalid_body("req-1").message().ends_with("executionId 'req-1'"));
+        assert!(
+            invalid_body("req-1")
+                .message()
+                .ends_with("executionId 'req-1'")
+        );
     }
 }

@@ -46,7 +46,9 @@ pub enum FunctionKind {
         op: Operation,
     },
     /// A server-side subscription and the path of its query file.
-    Subscription { query: &'static str },
+    Subscription {
+        query: &'static str,
+    },
 }
 
 /// A resolver: a field of the Simple API's `Query` or `Mutation` and its payload type.
@@ -75,7 +77,9 @@ pub struct ResolverField {
 /// The future a Rust handler's glue returns: the function's `data` (`None` for a null result)
 /// or its error, as a webhook's answer means them.
 pub type RustReply = std::pin::Pin<
-    Box<dyn std::future::Future<Output = Result<Option<serde_json::Value>, super::ApiError>> + Send>,
+    Box<
+        dyn std::future::Future<Output = Result<Option<serde_json::Value>, super::ApiError>> + Send,
+    >,
 >;
 
 /// The generated glue of a Rust handler: the event (reference §7.2) in, the answer out.

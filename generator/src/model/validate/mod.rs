@@ -18,10 +18,10 @@ pub mod types;
 use crate::diagnostics::Diagnostics;
 use crate::model::lower::{Ast, lower};
 use crate::model::{Model, Valid};
-use crate::{functions, permissions};
 use crate::source::Sources;
 use crate::syntax::config::Config;
 use crate::syntax::sdl::SdlFile;
+use crate::{functions, permissions};
 
 /// Checks the parsed types files and `svc.yml` together and builds the model.
 ///

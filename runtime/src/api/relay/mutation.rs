@@ -33,9 +33,9 @@ use crate::api::registry::{
 };
 use crate::api::request;
 use crate::api::resolve::{Call, Resolved, output, resolve_model, server_error};
+use crate::api::resolvers;
 use crate::api::roots::register_records;
 use crate::engine::write::{self, RelOp, payload_fields};
-use crate::api::resolvers;
 use crate::model::{
     ApiError, FunctionMeta, ModelMeta, Record, RelationMeta, ResolverMeta, ServiceDef, Visitor,
     Write,

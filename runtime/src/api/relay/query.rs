@@ -17,8 +17,8 @@ use super::connection::{Source, register_connection, resolve_connection};
 use crate::api::args::arg;
 use crate::api::registry::{empty_field, input_value, list_arguments, meta_field, table_object};
 use crate::api::resolve::{Call, output, resolve_model};
-use crate::api::roots::{node, register_records, unique_arguments, user_model};
 use crate::api::resolvers;
+use crate::api::roots::{node, register_records, unique_arguments, user_model};
 use crate::model::{FunctionMeta, ModelMeta, ResolverMeta, ServiceDef};
 
 /// The root query type of the Relay API.

@@ -22,9 +22,9 @@ use crate::api::mutations::{
 use crate::api::registry::{meta_field, table_object};
 use crate::api::request;
 use crate::api::resolve::{Call, resolve_model};
+use crate::api::resolvers;
 use crate::api::roots::register_records;
 use crate::engine::write::RelOp;
-use crate::api::resolvers;
 use crate::model::{FunctionMeta, ResolverMeta, ServiceDef};
 
 /// The root mutation type of the Simple API, with its fields by name and its relations' payload

@@ -16,8 +16,8 @@ use async_graphql::{Context, ID, InputType, OutputType, ServerResult, Value};
 use crate::api::QueryMeta;
 use crate::api::registry::{empty_field, input_value, list_arguments, meta_field, table_object};
 use crate::api::resolve::{Call, resolve_model};
-use crate::api::roots::{node, register_records, unique_arguments, user_model};
 use crate::api::resolvers;
+use crate::api::roots::{node, register_records, unique_arguments, user_model};
 use crate::model::{FunctionMeta, ModelMeta, ResolverMeta, ServiceDef};
 
 /// The root query type of the Simple API, with its fields by name.

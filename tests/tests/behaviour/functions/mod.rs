@@ -52,12 +52,11 @@ impl Functions {
             files_url: None,
             public_url: None,
         };
-        let running = tokio::task::spawn_blocking(move || {
-            svc_runtime::spawn::<service::Service>(options)
-        })
-        .await
-        .expect("the spawning thread")
-        .expect("the functions' service starts");
+        let running =
+            tokio::task::spawn_blocking(move || svc_runtime::spawn::<service::Service>(options))
+                .await
+                .expect("the spawning thread")
+                .expect("the functions' service starts");
         Some(Functions {
             port: running.port,
             running: Some(running),
@@ -79,8 +78,12 @@ impl Functions {
     }
 
     async fn gql(&self, query: &str) -> Value {
-        self.post(&format!("/simple/v1/{ID}"), None, &json!({ "query": query }))
-            .await
+        self.post(
+            &format!("/simple/v1/{ID}"),
+            None,
+            &json!({ "query": query }),
+        )
+        .await
     }
 
     async fn gql_vars(&self, query: &str, variables: Value) -> Value {
@@ -108,10 +111,10 @@ impl Drop for Functions {
 fn error(out: &Value) -> Value {
     let mut e = out["errors"][0].clone();
     assert!(e["requestId"].is_string(), "{out}");
-    e.as_object_mut().map(|o| {
+    if let Some(o) = e.as_object_mut() {
         o.remove("requestId");
         o.remove("locations");
-    });
+    }
     e
 }
 

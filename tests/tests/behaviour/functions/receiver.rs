@@ -40,7 +40,9 @@ pub fn start() {
             rt.block_on(async move {
                 let listener = TcpListener::bind(("127.0.0.1", PORT))
                     .await
-                    .unwrap_or_else(|e| panic!("the webhook receiver cannot listen on {PORT}: {e}"));
+                    .unwrap_or_else(|e| {
+                        panic!("the webhook receiver cannot listen on {PORT}: {e}")
+                    });
                 ready_tx.send(()).expect("the test waits");
                 loop {
                     let Ok((stream, _)) = listener.accept().await else {
@@ -114,7 +116,8 @@ async fn serve(mut stream: TcpStream) {
         }
         buf.extend_from_slice(&chunk[..n]);
     }
-    let event: Value = serde_json::from_slice(&buf[head_end..head_end + length]).unwrap_or(Value::Null);
+    let event: Value =
+        serde_json::from_slice(&buf[head_end..head_end + length]).unwrap_or(Value::Null);
     EVENTS.lock().unwrap().push(Received {
         path: path.clone(),
         headers,
