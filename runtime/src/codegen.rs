@@ -16,7 +16,8 @@ pub use sea_orm::DbErr;
 pub use serde;
 pub use serde_json;
 
-pub use crate::functions::rust::{Event, FunctionResult, call as call_handler};
+pub use crate::functions::rust::{FunctionResult, call as call_handler};
+pub use crate::model::{Context as FunctionContext, Event};
 
 pub use crate::__enum_conversions as enum_conversions;
 pub use crate::api::{QueryMeta, ReadGuard};

@@ -149,10 +149,10 @@ pub(super) fn rust_handlers(model: &Model) -> TokenStream {
         );
         glue.push(quote! {
             #[doc = #doc]
-            fn #glue_name(event: #rt::serde_json::Value) -> #rt::RustReply {
+            fn #glue_name(data: #rt::serde_json::Value, context: #rt::FunctionContext) -> #rt::RustReply {
                 #[allow(non_snake_case)]
                 let #binding = #path;
-                #rt::call_handler::<handlers::#marker, handlers::#data, #out, _>(event, #binding)
+                #rt::call_handler::<handlers::#marker, handlers::#data, #out, _>(data, context, #binding)
             }
         });
     }

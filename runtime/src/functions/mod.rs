@@ -9,15 +9,14 @@
 //! - JavaScript modules (`code:`) need a Node.js worker the server does not run yet: their
 //!   invocations fail with 5008 and a text that says so.
 
+mod log;
 pub mod rust;
 
-pub use rust::{
-    Caller, Context, Endpoints, Event, FunctionError, FunctionResult, RequestContext,
-    ServiceContext,
-};
+pub use crate::model::{Caller, Context, Endpoints, Event, RequestContext, ServiceContext};
+pub use rust::{FunctionError, FunctionResult};
 
-use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use serde_json::{Value as J, json};
 
@@ -25,9 +24,16 @@ use crate::auth::{Auth, Credential, Principal};
 use crate::engine::{Functions, Reply, Request};
 use crate::model::{ApiError, ApiResult, FunctionKind, FunctionMeta, HandlerMeta};
 
+/// How long one temporary root token is handed to events (it is valid 5 minutes).
+const TOKEN_REUSE: Duration = Duration::from_secs(60);
+
 /// Runs the functions of a service.
 pub struct Invoker {
     client: reqwest_tls::Client,
+    /// The temporary root token events carry, and when it was minted.
+    token: Mutex<Option<(String, Instant)>>,
+    /// The service's part of the events (once `base` is known).
+    service: OnceLock<ServiceContext>,
     /// The base address of the service's endpoints (`http://host:port`), known once the
     /// server listens.
     base: OnceLock<String>,
@@ -51,6 +57,8 @@ impl Invoker {
             .map_err(|e| format!("the functions' HTTP client: {e}"))?;
         Ok(Arc::new(Invoker {
             client,
+            token: Mutex::new(None),
+            service: OnceLock::new(),
             base: OnceLock::new(),
         }))
     }
@@ -60,78 +68,104 @@ impl Invoker {
         let _ = self.base.set(base.trim_end_matches('/').to_owned());
     }
 
-    /// The event of reference §7.2.
-    fn event(&self, req: &Request, f: &FunctionMeta, data: J) -> J {
+    /// The service's part of every event, but its token: worked out once.
+    fn service(&self, auth: &Auth) -> &ServiceContext {
+        self.service.get_or_init(|| {
+            let id = auth.project_id();
+            let base = self
+                .base
+                .get()
+                .map_or("http://localhost:60000", String::as_str);
+            let ws = base
+                .strip_prefix("http")
+                .map_or_else(|| base.to_owned(), |rest| format!("ws{rest}"));
+            ServiceContext {
+                service_id: id.to_owned(),
+                project_id: id.to_owned(),
+                alias: Some(auth.alias().to_owned()),
+                root_token: None,
+                endpoints: Endpoints {
+                    simple: format!("{base}/simple/v1/{id}"),
+                    relay: format!("{base}/relay/v1/{id}"),
+                    system: format!("{base}/system"),
+                    subscriptions: format!("{ws}/subscriptions/v1/{id}"),
+                },
+            }
+        })
+    }
+
+    /// A temporary root token for an event: one is minted at most once a minute and handed to
+    /// every event of that minute, so each function gets a token valid at least 4 more minutes.
+    fn root_token(&self, auth: &Auth) -> Option<String> {
+        let mut cached = self.token.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((token, at)) = cached.as_ref()
+            && at.elapsed() < TOKEN_REUSE
+        {
+            return Some(token.clone());
+        }
+        let token = auth.temporary_root_token().ok()?;
+        *cached = Some((token.clone(), Instant::now()));
+        Some(token)
+    }
+
+    /// The event's `context` (reference §7.2).
+    fn context(&self, req: &Request, f: &FunctionMeta) -> Context {
         let resolver = matches!(f.kind, FunctionKind::Resolver(_));
         let origin = req.origin();
         let auth = &req.state().auth;
-        let token = auth.temporary_root_token().ok();
-        let id = auth.project_id();
-        let base = self
-            .base
-            .get()
-            .map_or("http://localhost:60000", String::as_str);
-        let ws = base
-            .strip_prefix("http")
-            .map_or_else(|| base.to_owned(), |rest| format!("ws{rest}"));
-        let service = json!({
-            "projectId": id,
-            "serviceId": id,
-            "alias": auth.alias(),
-            "pat": token,
-            "rootToken": token,
-            "endpoints": {
-                "simple": format!("{base}/simple/v1/{id}"),
-                "relay": format!("{base}/relay/v1/{id}"),
-                "system": format!("{base}/system"),
-                "subscriptions": format!("{ws}/subscriptions/v1/{id}"),
-            },
-        });
         let caller = match (resolver, req.principal()) {
-            (true, Principal::User { id, model }) => json!({
-                "nodeId": id, "typeName": model, "token": origin.token,
+            (true, Principal::User { id, model }) => Some(Caller {
+                node_id: Some(id.clone()),
+                type_name: model.clone(),
+                token: origin.token.clone(),
             }),
-            (true, Principal::Admin) => json!({
-                "nodeId": null,
-                "typeName": if platform(auth, origin.token.as_deref()) { "Customer" } else { "PAT" },
-                "token": origin.token,
+            (true, Principal::Admin) => Some(Caller {
+                node_id: None,
+                type_name: if platform(auth, origin.token.as_deref()) {
+                    "Customer"
+                } else {
+                    "PAT"
+                }
+                .to_owned(),
+                token: origin.token.clone(),
             }),
-            _ => J::Null,
+            _ => None,
         };
-        let environment: serde_json::Map<String, J> = match &f.handler {
+        let environment = match &f.handler {
             HandlerMeta::Code { environment, .. } => environment
                 .iter()
-                .map(|(k, v)| ((*k).to_owned(), J::String((*v).to_owned())))
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                 .collect(),
-            HandlerMeta::Webhook { .. } | HandlerMeta::Rust(_) => serde_json::Map::new(),
+            HandlerMeta::Webhook { .. } | HandlerMeta::Rust(_) => Default::default(),
         };
-        json!({
-            "data": data,
-            "context": {
-                "request": {
-                    "sourceIp": if resolver { origin.source_ip.as_str() } else { "" },
-                    "headers": {},
-                    "httpMethod": "post",
+        Context {
+            request: RequestContext {
+                source_ip: if resolver {
+                    origin.source_ip.clone()
+                } else {
+                    String::new()
                 },
-                "graphcool": service.clone(),
-                "svc": service,
-                "environment": environment,
-                "auth": caller,
-                "sessionCache": {},
             },
-        })
+            svc: ServiceContext {
+                root_token: self.root_token(auth),
+                ..self.service(auth).clone()
+            },
+            environment,
+            auth: caller,
+        }
     }
 
     async fn call(&self, req: &Request, f: &'static FunctionMeta, data: J) -> ApiResult<Option<J>> {
         let request_id = req.origin().request_id.as_str();
-        let event = self.event(req, f, data);
+        let context = self.context(req, f);
         let started = Instant::now();
         let outcome = match &f.handler {
             HandlerMeta::Webhook { url, headers } => {
+                let event = event_json(data, &context);
                 self.webhook(f, url, headers, &event, request_id).await
             }
             HandlerMeta::Rust(handler) => {
-                match tokio::time::timeout(f.timeout(), handler(event)).await {
+                match tokio::time::timeout(f.timeout(), handler(data, context)).await {
                     Ok(answer) => answer,
                     Err(_) => Err(failed(format!(
                         "The function `{}` did not answer within {} ms (executionId '{request_id}')",
@@ -149,7 +183,7 @@ impl Invoker {
                 detail: None,
             }),
         };
-        log(f, request_id, started, &outcome);
+        log::record(f, request_id, started, &outcome);
         outcome
     }
 
@@ -204,40 +238,26 @@ impl Invoker {
     }
 }
 
-/// The invocation's record in the server's log (`svc logs --function NAME` reads them): one
-/// JSON line, `svc: function-log {…}`, with what the function answered (at most 1000
-/// characters of it) or its error. The event, which holds a root token, is not logged.
-fn log(f: &FunctionMeta, request_id: &str, started: Instant, outcome: &ApiResult<Option<J>>) {
-    let duration = started.elapsed().as_millis() as u64;
-    let (status, message) = match outcome {
-        Ok(data) => {
-            let value = data.clone().unwrap_or(J::Null);
-            let mut text = value.to_string();
-            let shown = if text.len() > 1000 {
-                let cut = (0..=1000)
-                    .rev()
-                    .find(|&i| text.is_char_boundary(i))
-                    .unwrap_or(0);
-                text.truncate(cut);
-                text.push('…');
-                J::String(text)
-            } else {
-                value
-            };
-            ("SUCCESS", json!({ "returnValue": shown }))
+/// The event as a webhook receives it: `{data, context}`, the service's context under both
+/// `svc` and `graphcool` (for code written against the original's client library), its token
+/// also as `pat`, with the keys the original sent and svc has no value for (`headers`,
+/// `httpMethod`, `sessionCache`).
+fn event_json(data: J, context: &Context) -> J {
+    let mut context = serde_json::to_value(context).unwrap_or(J::Null);
+    if let J::Object(c) = &mut context {
+        if let Some(J::Object(request)) = c.get_mut("request") {
+            request.insert("headers".into(), json!({}));
+            request.insert("httpMethod".into(), json!("post"));
         }
-        Err(e) => ("FAILURE", json!({ "error": e.message() })),
-    };
-    let record = json!({
-        "id": crate::model::cuid(),
-        "functionName": f.name,
-        "requestId": request_id,
-        "status": status,
-        "duration": duration,
-        "timestamp": chrono::Utc::now().format("%Y-%m-%d %H:%M:%S%.3f").to_string(),
-        "message": message,
-    });
-    eprintln!("svc: function-log {record}");
+        if let Some(J::Object(svc)) = c.get_mut("svc") {
+            let token = svc.get("rootToken").cloned().unwrap_or(J::Null);
+            svc.insert("pat".into(), token);
+        }
+        let svc = c.get("svc").cloned().unwrap_or(J::Null);
+        c.insert("graphcool".into(), svc);
+        c.insert("sessionCache".into(), json!({}));
+    }
+    json!({ "data": data, "context": context })
 }
 
 impl Functions for Invoker {

@@ -12,74 +12,13 @@
 //! }
 //! ```
 
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 
+use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 
-use crate::model::{ApiError, RustReply};
-
-/// The event a function receives (reference §7.2), its `data` typed.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Event<D> {
-    pub data: D,
-    pub context: Context,
-}
-
-/// The event's `context`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Context {
-    pub request: RequestContext,
-    /// The service, and a temporary root token for its APIs (valid 5 minutes).
-    pub svc: ServiceContext,
-    /// `environment:` of the function (JavaScript handlers); empty for Rust handlers.
-    #[serde(default)]
-    pub environment: BTreeMap<String, String>,
-    /// The caller of a resolver (`None` when anonymous, and for hooks).
-    pub auth: Option<Caller>,
-}
-
-/// Where the invocation's request came from.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RequestContext {
-    /// The caller's address, for resolvers; empty for hooks.
-    #[serde(rename = "sourceIp")]
-    pub source_ip: String,
-}
-
-/// The service a function runs for.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ServiceContext {
-    pub service_id: String,
-    pub project_id: String,
-    pub alias: Option<String>,
-    /// A temporary root token (admin for 5 minutes).
-    pub root_token: Option<String>,
-    pub endpoints: Endpoints,
-}
-
-/// The service's public endpoints.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Endpoints {
-    pub simple: String,
-    pub relay: String,
-    pub system: String,
-    pub subscriptions: String,
-}
-
-/// Who called a resolver.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Caller {
-    /// The node of a node token.
-    pub node_id: Option<String>,
-    /// The node token's model, `PAT` for a root token, `Customer` for a platform token.
-    pub type_name: String,
-    pub token: Option<String>,
-}
+use crate::model::{ApiError, Context, Event, RustReply};
 
 /// A function's error: the client sees 5001 `function execution error: <text>` (a message) or
 /// 5002 `function execution error` (an object), with the error as `functionError`.
@@ -126,19 +65,25 @@ where
     }
 }
 
-/// Calls `handler` with the event: what the generated glue of each Rust handler runs.
-pub fn call<F, D, O, H: Handler<F, D, O>>(event: serde_json::Value, handler: H) -> RustReply
+/// Calls `handler` with the event's `data` and `context`: what the generated glue of each Rust
+/// handler runs.
+pub fn call<F, D, O, H: Handler<F, D, O>>(
+    data: serde_json::Value,
+    context: Context,
+    handler: H,
+) -> RustReply
 where
     D: DeserializeOwned + Send + 'static,
     O: Serialize,
 {
-    let event = serde_json::from_value::<Event<D>>(event);
+    let data = serde_json::from_value::<D>(data);
     Box::pin(async move {
-        let event = event.map_err(|e| ApiError::Function {
+        let data = data.map_err(|e| ApiError::Function {
             code: 5008,
             message: format!("The event does not fit the handler's type: {e}"),
             detail: None,
         })?;
+        let event = Event { data, context };
         match handler.run(event).await {
             Ok(None) => Ok(None),
             Ok(Some(out)) => serde_json::to_value(out)

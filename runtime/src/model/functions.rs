@@ -1,5 +1,9 @@
 //! The `functions:` of `svc.yml` (reference §7) as data tables the generator fills in.
 
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
 use super::permission::Operation;
 use super::tables::Kind;
 
@@ -82,8 +86,9 @@ pub type RustReply = std::pin::Pin<
     >,
 >;
 
-/// The generated glue of a Rust handler: the event (reference §7.2) in, the answer out.
-pub type RustHandler = fn(serde_json::Value) -> RustReply;
+/// The generated glue of a Rust handler: the event (reference §7.2), as its `data` and its
+/// `context`, in; the answer out.
+pub type RustHandler = fn(serde_json::Value, Context) -> RustReply;
 
 /// Where a function runs.
 #[derive(Debug)]
@@ -100,4 +105,64 @@ pub enum HandlerMeta {
         src: &'static str,
         environment: &'static [(&'static str, &'static str)],
     },
+}
+
+/// The event a function receives (reference §7.2), its `data` typed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Event<D> {
+    pub data: D,
+    pub context: Context,
+}
+
+/// The event's `context`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Context {
+    pub request: RequestContext,
+    /// The service, and a temporary root token for its APIs (valid 5 minutes).
+    pub svc: ServiceContext,
+    /// `environment:` of the function (JavaScript handlers); empty for Rust handlers.
+    #[serde(default)]
+    pub environment: BTreeMap<String, String>,
+    /// The caller of a resolver (`None` when anonymous, and for hooks).
+    pub auth: Option<Caller>,
+}
+
+/// Where the invocation's request came from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RequestContext {
+    /// The caller's address, for resolvers; empty for hooks.
+    #[serde(rename = "sourceIp")]
+    pub source_ip: String,
+}
+
+/// The service a function runs for.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceContext {
+    pub service_id: String,
+    pub project_id: String,
+    pub alias: Option<String>,
+    /// A temporary root token (admin for 5 minutes).
+    pub root_token: Option<String>,
+    pub endpoints: Endpoints,
+}
+
+/// The service's public endpoints.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Endpoints {
+    pub simple: String,
+    pub relay: String,
+    pub system: String,
+    pub subscriptions: String,
+}
+
+/// Who called a resolver.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Caller {
+    /// The node of a node token.
+    pub node_id: Option<String>,
+    /// The node token's model, `PAT` for a root token, `Customer` for a platform token.
+    pub type_name: String,
+    pub token: Option<String>,
 }

@@ -18,8 +18,8 @@ mod write;
 pub use cells::{Cells, ValRow};
 pub use error::{ApiError, ApiResult, FUNCTION_ERROR, INTERNAL, InputError};
 pub use functions::{
-    DEFAULT_TIMEOUT_MS, FunctionKind, FunctionMeta, HandlerMeta, ResolverField, ResolverMeta,
-    RustHandler, RustReply,
+    Caller, Context, DEFAULT_TIMEOUT_MS, Endpoints, Event, FunctionKind, FunctionMeta, HandlerMeta,
+    RequestContext, ResolverField, ResolverMeta, RustHandler, RustReply, ServiceContext,
 };
 pub use permission::{
     ExistsCall, Operation, PermValue, PermissionMeta, PermissionQuery, PermissionTarget, VarSource,
