@@ -112,10 +112,10 @@ pub fn load(svc_yml: &Path) -> Result<Loaded, Failure> {
             sources.add(shown, text);
         }
     }
-    // Resolvers' schema files, once each; one that cannot be read stays out of `sources` and
-    // `functions::resolvers` reports it at the `schema:` value.
+    // Resolvers' schema files and server-side subscriptions' query files, once each; one that
+    // cannot be read stays out of `sources` and `functions::resolvers` reports it at its value.
     for f in &config.functions {
-        let Some(schema) = &f.schema else {
+        let Some(schema) = f.schema.as_ref().or(f.query.as_ref()) else {
             continue;
         };
         let shown = permissions::shown_path(&schema.value);

@@ -26,6 +26,12 @@ pub fn resolvers(
 ) -> HashMap<String, Resolver> {
     let mut out = HashMap::new();
     for f in &config.functions {
+        if f.kind.value == "subscription"
+            && let Some(query) = &f.query
+        {
+            subscription_query(sources, &f.name.value, query, diags);
+            continue;
+        }
         let Some(schema) = f.schema.as_ref().filter(|_| f.kind.value == "resolver") else {
             continue;
         };
@@ -52,6 +58,67 @@ pub fn resolvers(
         }
     }
     out
+}
+
+/// A server-side subscription's query file: it must exist and hold one subscription operation.
+/// (Its fields are checked against the API when the server starts.)
+fn subscription_query(
+    sources: &Sources,
+    name: &str,
+    query: &crate::syntax::config::Spanned<String>,
+    diags: &mut Diagnostics,
+) {
+    let Some((file, source)) = sources.find(shown_path(&query.value)) else {
+        diags.push(
+            Diagnostic::new(
+                query.span,
+                format!(
+                    "could not read the query file `{}` of the function `{name}`",
+                    query.value
+                ),
+            )
+            .with_help("paths in `svc.yml` are relative to the directory of `svc.yml`"),
+        );
+        return;
+    };
+    let doc = match apollo_compiler::ast::Document::parse(source.text.as_str(), "query.graphql") {
+        Ok(doc) => doc,
+        Err(with_errors) => {
+            for e in with_errors.errors.iter() {
+                diags.push(Diagnostic::new(
+                    span_in(file, e.error.location()),
+                    format!(
+                        "the query of the subscription function `{name}` is not valid GraphQL: {}",
+                        e.error
+                    ),
+                ));
+            }
+            return;
+        }
+    };
+    let operations: Vec<_> = doc
+        .definitions
+        .iter()
+        .filter_map(|d| match d {
+            Definition::OperationDefinition(op) => Some(op),
+            _ => None,
+        })
+        .collect();
+    let subscription = matches!(
+        operations.as_slice(),
+        [op] if op.operation_type == apollo_compiler::ast::OperationType::Subscription
+    );
+    if !subscription {
+        diags.push(
+            Diagnostic::new(
+                Span::file_start(file),
+                format!(
+                    "the query of the subscription function `{name}` must hold one subscription operation"
+                ),
+            )
+            .with_help("write `subscription { Post(filter: { mutation_in: [CREATED] }) { node { id } } }`"),
+        );
+    }
 }
 
 /// The checks of one schema extension.
