@@ -405,6 +405,8 @@ pub fn lower(
     let taken_types = type_names(model);
     let (queries, mutations) = root_fields(model);
     let mut fields_seen: HashMap<(bool, String), &str> = HashMap::new();
+    // The Rust names generated for Rust handlers, and the function each came from.
+    let mut rust_names: HashMap<String, &str> = HashMap::new();
     let mut payloads_seen: HashMap<String, &str> = HashMap::new();
     for f in &config.functions {
         let kind = match f.kind.value.as_str() {
@@ -483,6 +485,39 @@ pub fn lower(
                 }
             }
         };
+        if let HandlerDecl::Rust { .. } = &f.handler {
+            let prefix = crate::naming::function_type_prefix(&f.name.value);
+            let mut names = vec![
+                format!("{prefix}Event"),
+                format!(
+                    "__function_{}",
+                    crate::naming::identifier_text(&f.name.value)
+                ),
+            ];
+            match &kind {
+                FunctionKind::Resolver(r) => {
+                    names.push(format!("{prefix}Args"));
+                    names.push(r.payload.clone());
+                }
+                _ => names.push(format!("{prefix}Data")),
+            }
+            // One clash is reported per function: the others follow from the same names.
+            for name in names {
+                if let Some(first) = rust_names.insert(name.clone(), &f.name.value) {
+                    diags.push(
+                        Diagnostic::new(
+                            f.name.span,
+                            format!(
+                                "the Rust handlers of `{first}` and `{}` would both have the generated name `{name}`",
+                                f.name.value
+                            ),
+                        )
+                        .with_help("rename one of the functions (or the payload type)"),
+                    );
+                    break;
+                }
+            }
+        }
         let (line, col) = sources.line_col(f.name.span);
         let file = sources
             .get(f.name.span.file)

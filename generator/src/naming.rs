@@ -103,6 +103,27 @@ fn snake_case(name: &str) -> String {
     out
 }
 
+/// The prefix of the Rust types generated for a function with a Rust handler: `validate-email`
+/// → `ValidateEmail` (`ValidateEmailEvent`, `ValidateEmailData`, …).
+pub fn function_type_prefix(name: &str) -> String {
+    name.split(['-', '_'])
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            let mut c = s.chars();
+            c.next()
+                .map(|first| first.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// `text` with every character that cannot be part of an identifier made `_`.
+pub fn identifier_text(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,6 +10,7 @@ use crate::model::{
     Field, FieldKind, Function, FunctionKind, Handler, Model, ResolverField, ScalarType,
     TypeOperation,
 };
+use crate::naming::{function_type_prefix as pascal, identifier_text as sanitize};
 
 /// `&[FunctionMeta, …]` for `ServiceMeta::functions`.
 pub(super) fn table(model: &Model) -> TokenStream {
@@ -171,26 +172,6 @@ pub(super) fn rust_handlers(model: &Model) -> TokenStream {
 
 fn glue_ident(f: &Function) -> proc_macro2::Ident {
     format_ident!("__function_{}", sanitize(&f.name))
-}
-
-/// `validate-email` → `ValidateEmail`.
-fn pascal(name: &str) -> String {
-    name.split(['-', '_'])
-        .filter(|s| !s.is_empty())
-        .map(|s| {
-            let mut c = s.chars();
-            c.next()
-                .map(|first| first.to_ascii_uppercase().to_string() + c.as_str())
-                .unwrap_or_default()
-        })
-        .collect()
-}
-
-/// Letters, digits and `_` only.
-fn sanitize(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect()
 }
 
 /// The Rust type of one value of a scalar.
