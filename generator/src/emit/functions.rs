@@ -277,15 +277,7 @@ fn function(f: &Function) -> TokenStream {
 fn resolver_field(f: &ResolverField) -> TokenStream {
     let rt = rt();
     let name = &f.name;
-    let kind = match f.scalar {
-        ScalarType::Id => quote!(Id),
-        ScalarType::String => quote!(String),
-        ScalarType::Int => quote!(Int),
-        ScalarType::Float => quote!(Float),
-        ScalarType::Boolean => quote!(Boolean),
-        ScalarType::DateTime => quote!(DateTime),
-        ScalarType::Json => quote!(Json),
-    };
+    let kind = super::scalar_kind(f.scalar);
     let (list, required) = (f.list, f.required);
     quote!(#rt::ResolverField { name: #name, kind: #rt::Kind::#kind, list: #list, required: #required })
 }

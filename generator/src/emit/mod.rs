@@ -86,6 +86,19 @@ pub(crate) fn ident(text: &str) -> proc_macro2::Ident {
     }
 }
 
+/// The variant of the runtime's `Kind` for a scalar (`Id`, `String`, …).
+pub(crate) fn scalar_kind(scalar: ScalarType) -> TokenStream {
+    match scalar {
+        ScalarType::Id => quote!(Id),
+        ScalarType::String => quote!(String),
+        ScalarType::Int => quote!(Int),
+        ScalarType::Float => quote!(Float),
+        ScalarType::Boolean => quote!(Boolean),
+        ScalarType::DateTime => quote!(DateTime),
+        ScalarType::Json => quote!(Json),
+    }
+}
+
 /// The static holding a model's data table.
 pub(crate) fn meta_ident(model: &Model, ty: TypeId) -> proc_macro2::Ident {
     format_ident!("__META_{}", model.ty(ty).name)

@@ -8,7 +8,7 @@ use super::{
     Column, RelField, column_index, columns, field_ident, gql_crate, has_nested_create, meta_ident,
     record_type, rel_fields, rt, type_ident,
 };
-use crate::model::{DefaultValue, FieldKind, Model, OnDelete, ScalarType, TypeId};
+use crate::model::{DefaultValue, FieldKind, Model, OnDelete, TypeId};
 use crate::naming;
 
 pub(super) fn emit(model: &Model) -> TokenStream {
@@ -139,15 +139,7 @@ fn emit_field_meta(model: &Model, col: &Column<'_>) -> TokenStream {
         return quote!(#rt::FieldMeta::new(#name, #rt::Kind::DateTime).required().hidden());
     };
     let kind = match f.kind {
-        FieldKind::Scalar(s) => match s {
-            ScalarType::Id => quote!(Id),
-            ScalarType::String => quote!(String),
-            ScalarType::Int => quote!(Int),
-            ScalarType::Float => quote!(Float),
-            ScalarType::Boolean => quote!(Boolean),
-            ScalarType::DateTime => quote!(DateTime),
-            ScalarType::Json => quote!(Json),
-        },
+        FieldKind::Scalar(s) => super::scalar_kind(s),
         FieldKind::Enum(_) => quote!(Enum),
         FieldKind::Relation { .. } => quote!(Relation),
     };

@@ -146,14 +146,22 @@ pub(crate) fn nullable(ty: String) -> String {
 
 /// Registers the GraphQL type of one value of `field` and returns its (nullable) name.
 pub(crate) fn register_value_type(registry: &mut Registry, field: &FieldMeta) -> String {
-    let named = match (field.kind, field.register) {
-        (_, Some(register)) => register(registry),
-        (Kind::Id, _) => <ID as InputType>::create_type_info(registry),
-        (Kind::Int, _) => <i32 as InputType>::create_type_info(registry),
-        (Kind::Float, _) => <f64 as InputType>::create_type_info(registry),
-        (Kind::Boolean, _) => <bool as InputType>::create_type_info(registry),
-        (Kind::DateTime, _) => <DateTime as InputType>::create_type_info(registry),
-        (Kind::Json, _) => <Json as InputType>::create_type_info(registry),
+    match field.register {
+        Some(register) => nullable(register(registry)),
+        None => register_scalar(registry, field.kind),
+    }
+}
+
+/// Registers the GraphQL scalar of `kind` and returns its (nullable) name (`String` for kinds
+/// that are not scalars).
+pub(crate) fn register_scalar(registry: &mut Registry, kind: Kind) -> String {
+    let named = match kind {
+        Kind::Id => <ID as InputType>::create_type_info(registry),
+        Kind::Int => <i32 as InputType>::create_type_info(registry),
+        Kind::Float => <f64 as InputType>::create_type_info(registry),
+        Kind::Boolean => <bool as InputType>::create_type_info(registry),
+        Kind::DateTime => <DateTime as InputType>::create_type_info(registry),
+        Kind::Json => <Json as InputType>::create_type_info(registry),
         _ => <String as InputType>::create_type_info(registry),
     };
     nullable(named)

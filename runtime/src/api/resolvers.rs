@@ -8,16 +8,18 @@ use std::collections::HashMap;
 use async_graphql::indexmap::IndexMap;
 use async_graphql::registry::{MetaField, Registry};
 use async_graphql::resolver_utils::ContainerType;
-use async_graphql::{Context, ID, InputType, ServerResult, Value};
+use async_graphql::{Context, ServerResult, Value};
 use serde_json::Value as J;
 
 use crate::api::args::raw_arg;
-use crate::api::registry::{input_value, meta_field, named_object, register_object};
+use crate::api::registry::{
+    input_value, meta_field, named_object, register_object, register_scalar,
+};
 use crate::api::request;
 use crate::api::resolve::{output, server_error};
 use crate::model::{
-    ApiError, DateTime, FunctionKind, FunctionMeta, Json, Kind, ResolverField, ResolverMeta,
-    ServiceMeta, format_datetime, parse_datetime,
+    ApiError, FunctionKind, FunctionMeta, Kind, ResolverField, ResolverMeta, ServiceMeta,
+    format_datetime, parse_datetime,
 };
 
 /// The resolvers of `service` on `Mutation` (`mutation`) or `Query`, by field name.
@@ -35,24 +37,19 @@ pub(crate) fn resolvers(
         .collect()
 }
 
-/// The GraphQL type of a resolver's argument or payload field.
-fn value_type(registry: &mut Registry, f: &ResolverField) -> String {
-    let named = match f.kind {
-        Kind::Id => <ID as InputType>::create_type_info(registry),
-        Kind::Int => <i32 as InputType>::create_type_info(registry),
-        Kind::Float => <f64 as InputType>::create_type_info(registry),
-        Kind::Boolean => <bool as InputType>::create_type_info(registry),
-        Kind::DateTime => <DateTime as InputType>::create_type_info(registry),
-        Kind::Json => <Json as InputType>::create_type_info(registry),
-        _ => <String as InputType>::create_type_info(registry),
-    };
-    let named = named.trim_end_matches('!');
-    match (f.list, f.required) {
+/// `named` as `T`, `T!`, `[T!]` or `[T!]!`.
+fn wrapped(named: &str, list: bool, required: bool) -> String {
+    match (list, required) {
         (false, false) => named.to_owned(),
         (false, true) => format!("{named}!"),
         (true, false) => format!("[{named}!]"),
         (true, true) => format!("[{named}!]!"),
     }
+}
+
+/// The GraphQL type of a resolver's argument or payload field.
+fn value_type(registry: &mut Registry, f: &ResolverField) -> String {
+    wrapped(&register_scalar(registry, f.kind), f.list, f.required)
 }
 
 /// Registers the fields of the resolvers on one root (with their payload types).
@@ -89,12 +86,7 @@ pub(crate) fn register(
                 (a.name.to_owned(), input_value(a.name.to_owned(), ty))
             })
             .collect();
-        let ty = match (r.list, r.required) {
-            (false, false) => payload,
-            (false, true) => format!("{payload}!"),
-            (true, false) => format!("[{payload}!]"),
-            (true, true) => format!("[{payload}!]!"),
-        };
+        let ty = wrapped(&payload, r.list, r.required);
         fields.insert(r.field.to_owned(), meta_field(r.field, ty, args, None));
     }
     fields
@@ -201,13 +193,7 @@ fn payload(f: &FunctionMeta, r: &'static ResolverMeta, data: J) -> Result<Payloa
 
 /// 5004: a payload field given a value of another type.
 fn wrong_type(p: &ResolverField) -> ApiError {
-    let scalar = p.kind.scalar_name();
-    let ty = match (p.list, p.required) {
-        (false, false) => scalar.to_owned(),
-        (false, true) => format!("{scalar}!"),
-        (true, false) => format!("[{scalar}!]"),
-        (true, true) => format!("[{scalar}!]!"),
-    };
+    let ty = wrapped(p.kind.scalar_name(), p.list, p.required);
     ApiError::Function {
         code: 5004,
         message: format!(

@@ -86,6 +86,16 @@ pub(crate) async fn before_create(
         }
         write.values.push((meta.id, Some(Val::String(id))));
     }
+    nested_creates(req, meta, &mut write).await?;
+    Ok(write)
+}
+
+/// Runs [`before_create`] on each nested create of `write`, in argument order.
+async fn nested_creates(
+    req: &Request,
+    meta: &'static ModelMeta,
+    write: &mut Write,
+) -> ApiResult<()> {
     for rel in &mut write.rels {
         let Some(nested) = rel.nested.take() else {
             continue;
@@ -97,7 +107,7 @@ pub(crate) async fn before_create(
         }
         rel.nested = Some(done);
     }
-    Ok(write)
+    Ok(())
 }
 
 /// Runs the `operationBefore` hook of an update of node `id` (and of the nested creates it
@@ -117,19 +127,7 @@ pub(crate) async fn before_update(
             replace_values(meta, &mut write, out, false)?;
         }
     }
-    let mut rels = std::mem::take(&mut write.rels);
-    for rel in &mut rels {
-        let Some(nested) = rel.nested.take() else {
-            continue;
-        };
-        let target = meta.relations[rel.field].target;
-        let mut done = Vec::with_capacity(nested.len());
-        for w in nested {
-            done.push(before_create(req, target, w).await?);
-        }
-        rel.nested = Some(done);
-    }
-    write.rels = rels;
+    nested_creates(req, meta, &mut write).await?;
     Ok(write)
 }
 

@@ -167,11 +167,7 @@ impl Invoker {
             HandlerMeta::Rust(handler) => {
                 match tokio::time::timeout(f.timeout(), handler(data, context)).await {
                     Ok(answer) => answer,
-                    Err(_) => Err(failed(format!(
-                        "The function `{}` did not answer within {} ms (executionId '{request_id}')",
-                        f.name,
-                        f.timeout().as_millis()
-                    ))),
+                    Err(_) => Err(timed_out(f, request_id)),
                 }
             }
             HandlerMeta::Code { src, .. } => Err(ApiError::Function {
@@ -207,11 +203,7 @@ impl Invoker {
         let response = match call.body(body).send().await {
             Ok(r) => r,
             Err(e) if e.is_timeout() => {
-                return Err(failed(format!(
-                    "The function `{}` did not answer within {} ms (executionId '{request_id}')",
-                    f.name,
-                    f.timeout().as_millis()
-                )));
+                return Err(timed_out(f, request_id));
             }
             Err(_) => return Err(unreachable(request_id)),
         };
@@ -219,11 +211,7 @@ impl Invoker {
         let bytes = match response.bytes().await {
             Ok(b) => b,
             Err(e) if e.is_timeout() => {
-                return Err(failed(format!(
-                    "The function `{}` did not answer within {} ms (executionId '{request_id}')",
-                    f.name,
-                    f.timeout().as_millis()
-                )));
+                return Err(timed_out(f, request_id));
             }
             Err(_) => return Err(unhandled(request_id)),
         };
@@ -334,6 +322,15 @@ fn unreachable(request_id: &str) -> ApiError {
         ),
         detail: None,
     }
+}
+
+/// 5008: the function did not answer within its timeout.
+fn timed_out(f: &FunctionMeta, request_id: &str) -> ApiError {
+    failed(format!(
+        "The function `{}` did not answer within {} ms (executionId '{request_id}')",
+        f.name,
+        f.timeout().as_millis()
+    ))
 }
 
 /// 5008: the invocation failed, with the failure's text.

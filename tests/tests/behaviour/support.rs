@@ -168,6 +168,32 @@ impl Drop for TestDatabase {
     }
 }
 
+/// Options for a service of the tests other than `example-model` (a second generated service):
+/// port 0, [`SECRET`], no master token, the files in `file_store`.
+pub fn options(
+    database_url: &str,
+    service_id: &str,
+    alias: &str,
+    file_store: String,
+) -> svc_runtime::Options {
+    svc_runtime::Options {
+        port: 0,
+        database_url: Some(database_url.to_owned()),
+        service_id: Some(service_id.into()),
+        alias: Some(alias.into()),
+        secret: Some(SECRET.into()),
+        master_token: None,
+        keepalive_ms: 10_000,
+        idle_timeout_ms: 3_600_000,
+        init_timeout_ms: 3_000,
+        export_page_limit: 10_000_000,
+        file_store: Some(file_store),
+        max_upload_bytes: svc_runtime::files::DEFAULT_MAX_UPLOAD,
+        files_url: None,
+        public_url: None,
+    }
+}
+
 /// A running `example-model` service on its own fresh database.
 ///
 /// Every request of [`Server::client`] (and so of every helper that does not say otherwise)

@@ -25,7 +25,7 @@ use crate::api::resolve::{Call, resolve_model};
 use crate::api::resolvers;
 use crate::api::roots::register_records;
 use crate::engine::write::RelOp;
-use crate::model::{FunctionMeta, ResolverMeta, ServiceDef};
+use crate::model::{FunctionKind, FunctionMeta, ResolverMeta, ServiceDef};
 
 /// The root mutation type of the Simple API, with its fields by name and its relations' payload
 /// types (listing them formats a name for every model and operation, so it is done once, not per
@@ -83,7 +83,11 @@ impl<S: ServiceDef> Mutation<S> {
 
 impl<S: ServiceDef> ContainerType for Mutation<S> {
     fn is_empty() -> bool {
-        S::META.models.is_empty() && resolvers::resolvers(S::META, true).is_empty()
+        S::META.models.is_empty()
+            && !S::META
+                .functions
+                .iter()
+                .any(|f| matches!(&f.kind, FunctionKind::Resolver(r) if r.mutation))
     }
 
     async fn resolve_field(&self, ctx: &Context<'_>) -> ServerResult<Option<Value>> {

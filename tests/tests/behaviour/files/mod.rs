@@ -628,22 +628,7 @@ db_cases! {
         let Some(database) = crate::support::TestDatabase::create(db).await else { return };
         let store = crate::stores::TestStore::create(crate::stores::Store::Local, &format!("required-{}-{db:?}", std::process::id()))
             .expect("a local store");
-        let options = svc_runtime::Options {
-            port: 0,
-            database_url: Some(database.url.clone()),
-            service_id: Some(SERVICE_ID.into()),
-            alias: Some("required".into()),
-            secret: Some(crate::support::SECRET.into()),
-            master_token: None,
-            keepalive_ms: 10_000,
-            idle_timeout_ms: 3_600_000,
-            init_timeout_ms: 3_000,
-            export_page_limit: 10_000_000,
-            file_store: Some(store.location.clone()),
-            max_upload_bytes: svc_runtime::files::DEFAULT_MAX_UPLOAD,
-            files_url: None,
-            public_url: None,
-        };
+        let options = crate::support::options(&database.url, SERVICE_ID, "required", store.location.clone());
         let running = tokio::task::spawn_blocking(move || {
             svc_runtime::spawn::<with_required_field::Service>(options)
         })

@@ -10,7 +10,7 @@ mod rust_handlers;
 
 use serde_json::{Value, json};
 
-use crate::support::{Db, SECRET, TestDatabase, decode_claims};
+use crate::support::{Db, TestDatabase, decode_claims};
 
 /// The service of these tests.
 mod service {
@@ -31,27 +31,9 @@ impl Functions {
     async fn start(db: Db) -> Option<Functions> {
         receiver::start();
         let database = TestDatabase::create(db).await?;
-        let options = svc_runtime::Options {
-            port: 0,
-            database_url: Some(database.url.clone()),
-            service_id: Some(ID.into()),
-            alias: Some("functions".into()),
-            secret: Some(SECRET.into()),
-            master_token: None,
-            keepalive_ms: 10_000,
-            idle_timeout_ms: 3_600_000,
-            init_timeout_ms: 3_000,
-            export_page_limit: 10_000_000,
-            file_store: Some(
-                std::env::temp_dir()
-                    .join(format!("svc-functions-{}", std::process::id()))
-                    .display()
-                    .to_string(),
-            ),
-            max_upload_bytes: svc_runtime::files::DEFAULT_MAX_UPLOAD,
-            files_url: None,
-            public_url: None,
-        };
+        let store = std::env::temp_dir().join(format!("svc-functions-{}", std::process::id()));
+        let options =
+            crate::support::options(&database.url, ID, "functions", store.display().to_string());
         let running =
             tokio::task::spawn_blocking(move || svc_runtime::spawn::<service::Service>(options))
                 .await
