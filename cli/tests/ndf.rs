@@ -203,6 +203,8 @@ impl Service {
             max_upload_bytes: svc_runtime::files::DEFAULT_MAX_UPLOAD,
             files_url: None,
             public_url: None,
+            function_attempts: 10,
+            function_backoff_ms: 1_000,
         };
         let running = svc_runtime::spawn::<example_model::Service>(options)
             .unwrap_or_else(|e| panic!("cannot start example-model on {}: {e}", database.url));

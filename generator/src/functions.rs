@@ -17,19 +17,33 @@ use crate::source::{FileId, Sources, Span};
 use crate::syntax::config::{Config, FunctionDecl, HandlerDecl};
 use crate::syntax::sdl::span_in;
 
-/// Every resolver's schema extension, by function name. A resolver whose schema file is missing
-/// or has a problem is reported to `diags` and left out.
-pub fn resolvers(
-    sources: &Sources,
-    config: &Config,
-    diags: &mut Diagnostics,
-) -> HashMap<String, Resolver> {
-    let mut out = HashMap::new();
+/// What the functions' files say, by function name: each resolver's schema extension and each
+/// server-side subscription's query.
+#[derive(Debug, Default)]
+pub struct Extensions {
+    resolvers: HashMap<String, Resolver>,
+    subscriptions: HashMap<String, SubscriptionQuery>,
+}
+
+/// A server-side subscription's query: its text and its one top field (a model's name).
+#[derive(Debug)]
+struct SubscriptionQuery {
+    text: String,
+    field: String,
+    span: Span,
+}
+
+/// Every resolver's schema extension and every subscription's query, by function name. A
+/// function whose file is missing or has a problem is reported to `diags` and left out.
+pub fn resolvers(sources: &Sources, config: &Config, diags: &mut Diagnostics) -> Extensions {
+    let mut out = Extensions::default();
     for f in &config.functions {
         if f.kind.value == "subscription"
             && let Some(query) = &f.query
         {
-            subscription_query(sources, &f.name.value, query, diags);
+            if let Some(q) = subscription_query(sources, &f.name.value, query, diags) {
+                out.subscriptions.insert(f.name.value.clone(), q);
+            }
             continue;
         }
         let Some(schema) = f.schema.as_ref().filter(|_| f.kind.value == "resolver") else {
@@ -54,20 +68,21 @@ pub fn resolvers(
             diags,
         };
         if let Some(r) = cx.read(&source.text) {
-            out.insert(f.name.value.clone(), r);
+            out.resolvers.insert(f.name.value.clone(), r);
         }
     }
     out
 }
 
-/// A server-side subscription's query file: it must exist and hold one subscription operation.
-/// (Its fields are checked against the API when the server starts.)
+/// A server-side subscription's query file: it must exist and hold one subscription operation
+/// with one top field (the model's name, checked by [`lower`]). Its other fields are checked
+/// against the API when the server starts.
 fn subscription_query(
     sources: &Sources,
     name: &str,
     query: &crate::syntax::config::Spanned<String>,
     diags: &mut Diagnostics,
-) {
+) -> Option<SubscriptionQuery> {
     let Some((file, source)) = sources.find(shown_path(&query.value)) else {
         diags.push(
             Diagnostic::new(
@@ -79,7 +94,7 @@ fn subscription_query(
             )
             .with_help("paths in `svc.yml` are relative to the directory of `svc.yml`"),
         );
-        return;
+        return None;
     };
     let doc = match apollo_compiler::ast::Document::parse(source.text.as_str(), "query.graphql") {
         Ok(doc) => doc,
@@ -93,7 +108,7 @@ fn subscription_query(
                     ),
                 ));
             }
-            return;
+            return None;
         }
     };
     let operations: Vec<_> = doc
@@ -104,20 +119,52 @@ fn subscription_query(
             _ => None,
         })
         .collect();
-    let subscription = matches!(
-        operations.as_slice(),
-        [op] if op.operation_type == apollo_compiler::ast::OperationType::Subscription
-    );
-    if !subscription {
-        diags.push(
-            Diagnostic::new(
-                Span::file_start(file),
-                format!(
-                    "the query of the subscription function `{name}` must hold one subscription operation"
-                ),
-            )
-            .with_help("write `subscription { Post(filter: { mutation_in: [CREATED] }) { node { id } } }`"),
-        );
+    let help = "write `subscription { Post(filter: { mutation_in: [CREATED] }) { node { id } } }`";
+    let op = match operations.as_slice() {
+        [op] if op.operation_type == apollo_compiler::ast::OperationType::Subscription => op,
+        _ => {
+            diags.push(
+                Diagnostic::new(
+                    Span::file_start(file),
+                    format!(
+                        "the query of the subscription function `{name}` must hold one subscription operation"
+                    ),
+                )
+                .with_help(help),
+            );
+            return None;
+        }
+    };
+    let fields: Vec<_> = op
+        .selection_set
+        .iter()
+        .filter_map(|s| match s {
+            apollo_compiler::ast::Selection::Field(f) => Some(f),
+            _ => None,
+        })
+        .collect();
+    match fields.as_slice() {
+        [field] if fields.len() == op.selection_set.len() => Some(SubscriptionQuery {
+            text: source.text.clone(),
+            field: field.name.to_string(),
+            span: span_in(file, field.name.location()),
+        }),
+        _ => {
+            let at = op
+                .selection_set
+                .get(1)
+                .map_or(Span::file_start(file), |s| span_in(file, s.location()));
+            diags.push(
+                Diagnostic::new(
+                    at,
+                    format!(
+                        "the query of the subscription function `{name}` must select one field, the model whose events it is invoked for"
+                    ),
+                )
+                .with_help(help),
+            );
+            None
+        }
     }
 }
 
@@ -399,9 +446,13 @@ pub fn lower(
     model: &mut Model,
     sources: &Sources,
     config: &Config,
-    mut resolvers: HashMap<String, Resolver>,
+    extensions: Extensions,
     diags: &mut Diagnostics,
 ) {
+    let Extensions {
+        mut resolvers,
+        mut subscriptions,
+    } = extensions;
     let taken_types = type_names(model);
     let (queries, mutations) = root_fields(model);
     let mut fields_seen: HashMap<(bool, String), &str> = HashMap::new();
@@ -466,13 +517,33 @@ pub fn lower(
                 }
                 FunctionKind::Resolver(r)
             }
-            "subscription" => FunctionKind::Subscription {
-                query: f
-                    .query
-                    .as_ref()
-                    .map(|q| q.value.clone())
-                    .unwrap_or_default(),
-            },
+            "subscription" => {
+                let Some(q) = subscriptions.remove(&f.name.value) else {
+                    continue;
+                };
+                let Some(ty) = model.type_by_name(&q.field) else {
+                    diags.push(
+                        Diagnostic::new(
+                            q.span,
+                            format!(
+                                "the subscription function `{}` selects `{}`, which is not a model: its query's one field names the model whose events it is invoked for",
+                                f.name.value, q.field
+                            ),
+                        )
+                        .with_help("select a model's name, as in `subscription { Post { node { id } } }`"),
+                    );
+                    continue;
+                };
+                FunctionKind::Subscription {
+                    query: f
+                        .query
+                        .as_ref()
+                        .map(|q| q.value.clone())
+                        .unwrap_or_default(),
+                    text: q.text,
+                    ty,
+                }
+            }
             kind => {
                 let Some(hook) = hook(model, f) else {
                     continue;

@@ -106,6 +106,8 @@ async fn run() -> Result<(), String> {
         max_upload_bytes: svc_runtime::files::DEFAULT_MAX_UPLOAD,
         files_url: None,
         public_url: None,
+        function_attempts: 10,
+        function_backoff_ms: 1_000,
     };
     let running =
         tokio::task::spawn_blocking(move || svc_runtime::spawn::<example_model::Service>(options))

@@ -249,8 +249,9 @@ fn function(f: &Function) -> TokenStream {
             };
             quote!(#rt::FunctionKind::Hook { before: #before, model: #index, op: #rt::Operation::#op })
         }
-        FunctionKind::Subscription { query } => {
-            quote!(#rt::FunctionKind::Subscription { query: #query })
+        FunctionKind::Subscription { query, text, ty } => {
+            let index = ty.0 as usize;
+            quote!(#rt::FunctionKind::Subscription { query: #query, text: #text, model: #index })
         }
     };
     let handler = match &f.handler {

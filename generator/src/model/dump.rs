@@ -90,8 +90,8 @@ pub fn dump(model: &Model) -> String {
             FunctionKind::Hook { ty, op, .. } => {
                 let _ = write!(out, " {}.{op:?}", model.ty(*ty).name);
             }
-            FunctionKind::Subscription { query } => {
-                let _ = write!(out, " query={query}");
+            FunctionKind::Subscription { query, ty, .. } => {
+                let _ = write!(out, " query={query} on {}", model.ty(*ty).name);
             }
         }
         let handler = match &f.handler {

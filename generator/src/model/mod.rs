@@ -379,8 +379,13 @@ pub enum FunctionKind {
         ty: TypeId,
         op: TypeOperation,
     },
-    /// A server-side subscription: the path of its query file, as written in `svc.yml`.
-    Subscription { query: String },
+    /// A server-side subscription: the path of its query file, as written in `svc.yml`, the
+    /// query, and the model its one field selects.
+    Subscription {
+        query: String,
+        text: String,
+        ty: TypeId,
+    },
 }
 
 impl FunctionKind {

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use super::Request;
 use crate::model::{ApiError, ApiResult, ModelMeta, RelFieldMeta, RelationMeta, Val};
+use crate::storage::outbox::{self, OutboxEntry};
 use crate::storage::{Counted, Tx, WriteUnit};
 
 /// How many times a transaction PostgreSQL rolled back for a deadlock is run again.
@@ -77,6 +78,18 @@ pub trait Observer: Send + Sync {
     fn active(&self) -> bool {
         true
     }
+
+    /// Whether changes of `model` are recorded even while the observer is not
+    /// [`Observer::active`]: it keeps some of them in the outbox ([`Observer::outbox`]).
+    fn keeps(&self, _model: &ModelMeta) -> bool {
+        false
+    }
+
+    /// What of a mutation's changes the outbox keeps: written in the mutation's transaction
+    /// just before it commits, so that they exist exactly when the mutation committed.
+    fn outbox(&self, _changes: &[Change]) -> Vec<OutboxEntry> {
+        Vec::new()
+    }
 }
 
 /// A mutation's statements (its transaction and the request's statement counter), and the
@@ -86,6 +99,8 @@ pub struct Writes<'a> {
     service: &'static crate::model::ServiceMeta,
     /// Whether an observer wants every change.
     observed: bool,
+    /// The observers, asked which models' changes they keep ([`Observer::keeps`]).
+    observers: &'a [Arc<dyn Observer>],
     /// The changes recorded: every change when [`Writes::observed`], otherwise only the
     /// deletions of `File` nodes, which every service's observers are told of whatever they
     /// want, since their stored files have to go ([`Writes::reports`]).
@@ -106,9 +121,17 @@ impl Writes<'_> {
         self.observed
     }
 
-    /// Whether deleting nodes of `model` is recorded, with what they held: always for `File`.
+    /// Whether the changes of `model`'s nodes are recorded: when someone observes every change
+    /// or keeps those of `model`. What they need, such as a node's values before an update, is
+    /// read only then.
+    pub fn wants(&self, model: &ModelMeta) -> bool {
+        self.observed || self.observers.iter().any(|o| o.keeps(model))
+    }
+
+    /// Whether a change of `kind` to a node of `model` is recorded, with what it held: when
+    /// [`Writes::wants`] it, and always the deletion of a `File`.
     pub fn reports(&self, model: &ModelMeta, kind: ChangeKind) -> bool {
-        self.observed || (kind == ChangeKind::Deleted && model.is_file())
+        self.wants(model) || (kind == ChangeKind::Deleted && model.is_file())
     }
 
     fn record(&self, change: Change) {
@@ -221,15 +244,22 @@ where
             },
             service: req.state().service,
             observed: observers.iter().any(|o| o.active()),
+            observers,
             changes: Mutex::default(),
         };
         let done = match body()(&writes).await {
             Ok(out) => {
                 let changes = writes.into_changes();
-                tx.commit()
-                    .await
-                    .map(|()| (out, changes))
-                    .map_err(ApiError::from)
+                let kept: Vec<OutboxEntry> =
+                    observers.iter().flat_map(|o| o.outbox(&changes)).collect();
+                match keep(req, &tx, &kept).await {
+                    Ok(()) => tx
+                        .commit()
+                        .await
+                        .map(|()| (out, changes))
+                        .map_err(ApiError::from),
+                    Err(e) => Err(e),
+                }
             }
             Err(e) => Err(e),
         };
@@ -242,6 +272,18 @@ where
             Err(e) => return Err(e),
         }
     }
+}
+
+/// Writes what the outbox keeps of a mutation in its transaction `tx`.
+async fn keep(req: &Request, tx: &Tx, kept: &[OutboxEntry]) -> ApiResult<()> {
+    if kept.is_empty() {
+        return Ok(());
+    }
+    req.counter().add(1);
+    let now = chrono::Utc::now().timestamp_millis();
+    outbox::insert(tx, kept, &req.origin().request_id, now)
+        .await
+        .map_err(ApiError::from)
 }
 
 /// Hands a committed mutation's changes to every observer.

@@ -354,7 +354,7 @@ async fn modify_row(
     }
     push_returning(&mut sql, meta);
     // What the node held before, for the observers.
-    let previous = match tx.observed() {
+    let previous = match tx.wants(meta) {
         true => previous_values(tx, meta, [id])
             .await?
             .pop()

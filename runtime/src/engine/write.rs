@@ -293,7 +293,7 @@ pub async fn update_many(
     };
     let count = commit(req, WriteUnit::Unbounded, || {
         async |tx: &Writes<'_>| {
-            let ids = match (perms.bypass(), tx.observed()) {
+            let ids = match (perms.bypass(), tx.wants(meta)) {
                 (true, false) => None,
                 _ => Some(matching_ids(tx, meta, filter.as_ref()).await?),
             };
@@ -303,7 +303,7 @@ pub async fn update_many(
             }
             let sets = scalar_sets(meta, write.values.clone())?;
             // What the nodes held before, for the observers.
-            let previous = match (&ids, tx.observed()) {
+            let previous = match (&ids, tx.wants(meta)) {
                 (Some(ids), true) => {
                     previous_values(tx, meta, ids.iter().map(String::as_str)).await?
                 }
@@ -316,7 +316,7 @@ pub async fn update_many(
             match &ids {
                 // The nodes the filter matched (and whose rows are locked now), not the filter
                 // again: the changes list exactly those.
-                Some(ids) if tx.observed() => {
+                Some(ids) if tx.wants(meta) => {
                     sql.id_in(ids.iter().map(String::as_str));
                 }
                 _ => {

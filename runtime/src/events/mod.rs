@@ -24,7 +24,9 @@ use tokio::sync::{broadcast, watch};
 pub use postgres::PgBus;
 
 use crate::engine::{Change, ChangeKind, Observer};
-use crate::model::{ModelMeta, Val};
+use serde_json::{Value, json};
+
+use crate::model::{FieldMeta, ModelMeta, ServiceMeta, Val};
 
 /// A node change a subscription may be told of.
 #[derive(Debug, Clone)]
@@ -38,6 +40,69 @@ pub struct Event {
     /// `previousValues`: the node's values before an update or delete, one per field of
     /// `model.fields` (`None` for creates).
     pub previous: Option<Vec<Val>>,
+}
+
+impl Event {
+    /// The event as JSON: how it travels between instances and waits in the outbox.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "model": self.model.name,
+            "id": self.id,
+            "kind": self.kind.name(),
+            "fields": self.updated_fields,
+            "previous": self.previous.as_ref().map(|values| values.iter().map(Val::to_json).collect::<Vec<_>>()),
+        })
+    }
+
+    /// The event [`Event::to_json`] made, read against `service`'s model; `None` when it does
+    /// not fit the model.
+    pub fn from_json(service: &'static ServiceMeta, value: &Value) -> Option<Event> {
+        let model = *service
+            .models
+            .iter()
+            .find(|m| Some(m.name) == value["model"].as_str())?;
+        let kind = [
+            ChangeKind::Created,
+            ChangeKind::Updated,
+            ChangeKind::Deleted,
+        ]
+        .into_iter()
+        .find(|k| Some(k.name()) == value["kind"].as_str())?;
+        let updated_fields = value["fields"]
+            .as_array()?
+            .iter()
+            .filter_map(|name| model.fields.iter().find(|f| Some(f.name) == name.as_str()))
+            .map(|f| f.name)
+            .collect();
+        let previous = value["previous"].as_array().map(|values| {
+            model
+                .fields
+                .iter()
+                .zip(values)
+                .map(|(field, value)| decode_value(field, value.clone()))
+                .collect()
+        });
+        Some(Event {
+            model,
+            id: value["id"].as_str()?.to_owned(),
+            kind,
+            updated_fields,
+            previous,
+        })
+    }
+}
+
+/// A field's value from its JSON form ([`Val::to_json`]).
+fn decode_value(field: &FieldMeta, value: Value) -> Val {
+    match value {
+        Value::Array(items) if field.list => Val::List(
+            items
+                .into_iter()
+                .map(|item| Val::from_stored_json(item, field.kind))
+                .collect(),
+        ),
+        other => Val::from_stored_json(other, field.kind),
+    }
 }
 
 /// The events of one committed mutation, in the order its rows were written.

@@ -30,8 +30,8 @@ use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
 use super::{Batch, Event, EventBus, LocalBus, events_of};
-use crate::engine::{Change, ChangeKind, Observer};
-use crate::model::{FieldMeta, ServiceMeta, Val, cuid};
+use crate::engine::{Change, Observer};
+use crate::model::{ServiceMeta, cuid};
 use crate::storage::{Db, SCHEMA_CHANGED, events_channel as channel_of};
 
 /// PostgreSQL's limit on a notification's payload, less room for the envelope.
@@ -161,7 +161,7 @@ impl PgBus {
         Some(
             events
                 .iter()
-                .filter_map(|e| decode_event(service, e))
+                .filter_map(|e| Event::from_json(service, e))
                 .collect(),
         )
     }
@@ -174,6 +174,11 @@ impl Observer for PgBus {
     }
 
     fn committed(&self, changes: &[Change]) {
+        // Changes recorded for another observer (the functions' outbox) while no instance has
+        // subscriptions are nobody's events.
+        if !self.active() {
+            return;
+        }
         let events = events_of(changes);
         if events.is_empty() {
             return;
@@ -224,7 +229,7 @@ fn payloads(instance: &str, events: &[Event]) -> Vec<Outgoing> {
     let mut out = Vec::new();
     let mut batch = head.clone();
     for event in events {
-        let encoded = encode_event(event).to_string();
+        let encoded = event.to_json().to_string();
         if encoded.len() > room {
             if batch.len() > head.len() {
                 batch.push_str("]}");
@@ -259,68 +264,11 @@ fn payloads(instance: &str, events: &[Event]) -> Vec<Outgoing> {
     out
 }
 
-fn encode_event(event: &Event) -> Value {
-    json!({
-        "model": event.model.name,
-        "id": event.id,
-        "kind": event.kind.name(),
-        "fields": event.updated_fields,
-        "previous": event.previous.as_ref().map(|values| values.iter().map(Val::to_json).collect::<Vec<_>>()),
-    })
-}
-
-fn decode_event(service: &'static ServiceMeta, value: &Value) -> Option<Event> {
-    let model = *service
-        .models
-        .iter()
-        .find(|m| Some(m.name) == value["model"].as_str())?;
-    let kind = [
-        ChangeKind::Created,
-        ChangeKind::Updated,
-        ChangeKind::Deleted,
-    ]
-    .into_iter()
-    .find(|k| Some(k.name()) == value["kind"].as_str())?;
-    let updated_fields = value["fields"]
-        .as_array()?
-        .iter()
-        .filter_map(|name| model.fields.iter().find(|f| Some(f.name) == name.as_str()))
-        .map(|f| f.name)
-        .collect();
-    let previous = value["previous"].as_array().map(|values| {
-        model
-            .fields
-            .iter()
-            .zip(values)
-            .map(|(field, value)| decode_value(field, value.clone()))
-            .collect()
-    });
-    Some(Event {
-        model,
-        id: value["id"].as_str()?.to_owned(),
-        kind,
-        updated_fields,
-        previous,
-    })
-}
-
-/// A field's value from its JSON form ([`Val::to_json`]).
-fn decode_value(field: &FieldMeta, value: Value) -> Val {
-    match value {
-        Value::Array(items) if field.list => Val::List(
-            items
-                .into_iter()
-                .map(|item| Val::from_stored_json(item, field.kind))
-                .collect(),
-        ),
-        other => Val::from_stored_json(other, field.kind),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Kind, ModelMeta};
+    use crate::engine::ChangeKind;
+    use crate::model::{FieldMeta, Kind, ModelMeta, Val};
 
     static FIELDS: [FieldMeta; 2] = [
         FieldMeta::new("id", Kind::Id),

@@ -6,11 +6,14 @@
 //! - Webhooks: the event is POSTed as JSON with the function's headers, within its timeout.
 //! - Rust functions compiled into the service ([`rust`]): called in-process, within the
 //!   timeout.
+//! - Server-side subscriptions ([`subscriptions`]): kept in an outbox in the mutation's
+//!   transaction, delivered after the commit, attempted again when the receiver fails.
 //! - JavaScript modules (`code:`) need a Node.js worker the server does not run yet: their
 //!   invocations fail with 5008 and a text that says so.
 
 mod log;
 pub mod rust;
+pub mod subscriptions;
 
 pub use crate::model::{Caller, Context, Endpoints, Event, RequestContext, ServiceContext};
 pub use rust::{FunctionError, FunctionResult};

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use actix_web::dev::Server;
 use actix_web::http::{Method, header};
 use actix_web::{App, HttpServer, web};
+use async_graphql::futures_util::StreamExt;
 use async_graphql::{EmptyMutation, EmptySubscription, Schema};
 
 use crate::api::Tables;
@@ -28,11 +29,12 @@ use crate::api::permission::PermissionQuery;
 use crate::api::relay;
 use crate::api::shape::Shape;
 use crate::api::simple::{Mutation, Query};
-use crate::api::subscriptions::{Hub, Subscription};
+use crate::api::subscriptions::{Hub, OneEvent, Subscription};
 use crate::api::system::{self, SystemSchema};
 use crate::auth::Auth;
 use crate::engine::State;
-use crate::events::EventBus;
+use crate::events::{Event, EventBus};
+use crate::functions::subscriptions::{Evaluate, Evaluation};
 use crate::model::ServiceDef;
 use crate::plan::{Api, Plans};
 use nulls::Nullability;
@@ -224,12 +226,47 @@ impl<S: ServiceDef> Service<S> {
         });
     }
 
+    /// The Simple API's subscription queries, worked out for one event at a time: what
+    /// server-side subscription functions receive.
+    pub fn subscription_queries(&self) -> Arc<dyn Evaluate> {
+        Arc::new(SubscriptionQueries {
+            schema: self.schema.clone(),
+        })
+    }
+
     pub(super) fn knows(&self, id: &str) -> bool {
         id == self.service_id || id == self.alias
     }
 
     pub(super) fn auth(&self) -> &Auth {
         &self.state.auth
+    }
+}
+
+/// [`Evaluate`] through the Simple API's schema: the query runs as a subscription given the
+/// event ([`OneEvent`]) rather than listening, so it answers exactly what a subscriber with every
+/// permission would be sent for the event.
+struct SubscriptionQueries<S: ServiceDef> {
+    schema: Schema<Query<S>, Mutation<S>, Subscription<S>>,
+}
+
+impl<S: ServiceDef> Evaluate for SubscriptionQueries<S> {
+    fn evaluate<'a>(&'a self, query: &'static str, event: Option<Event>) -> Evaluation<'a> {
+        Box::pin(async move {
+            let request = async_graphql::Request::new(query).data(OneEvent(event));
+            let mut responses = self.schema.execute_stream(request);
+            let Some(response) = responses.next().await else {
+                return Ok(None);
+            };
+            if !response.errors.is_empty() {
+                let messages: Vec<String> =
+                    response.errors.into_iter().map(|e| e.message).collect();
+                return Err(messages.join("; "));
+            }
+            serde_json::to_value(&response.data)
+                .map(Some)
+                .map_err(|e| e.to_string())
+        })
     }
 }
 

@@ -68,6 +68,15 @@ pub struct Options {
     /// functions name its endpoints. Default: `http://localhost:<port>`.
     #[arg(long, env = "SVC_PUBLIC_URL")]
     pub public_url: Option<String>,
+    /// How many times a server-side subscription function is invoked for one event whose
+    /// receiver fails (no answer, a status other than 2xx, a timeout) before the event is
+    /// given up.
+    #[arg(long, env = "SVC_FUNCTION_ATTEMPTS", default_value_t = 10)]
+    pub function_attempts: u32,
+    /// Milliseconds before the second attempt of a failed server-side subscription delivery;
+    /// the wait doubles after each failure, up to ten minutes.
+    #[arg(long, env = "SVC_FUNCTION_BACKOFF_MS", default_value_t = 1_000)]
+    pub function_backoff_ms: u64,
 }
 
 /// Secrets stay out of debug output.
@@ -92,6 +101,8 @@ impl fmt::Debug for Options {
             .field("max_upload_bytes", &self.max_upload_bytes)
             .field("files_url", &self.files_url)
             .field("public_url", &self.public_url)
+            .field("function_attempts", &self.function_attempts)
+            .field("function_backoff_ms", &self.function_backoff_ms)
             .finish()
     }
 }

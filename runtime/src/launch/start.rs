@@ -11,6 +11,7 @@ use crate::engine::{Functions, Observer, State};
 use crate::events::{EventBus, LocalBus, PgBus};
 use crate::files::{Cleanup, Files};
 use crate::functions::Invoker;
+use crate::functions::subscriptions::{Deliverer, Outbox, Retry};
 use crate::http::{Closing, Service, SocketTimes, bind};
 use crate::migrate::{self, Hints, MigrationError, Outcome, Schema, ddl};
 use crate::model::{ServiceDef, cuid};
@@ -188,6 +189,15 @@ pub async fn start<S: ServiceDef>(
     let mut observers = observers;
     observers.push(events.clone());
     observers.push(Arc::new(Cleanup::new(files.clone())));
+    // Server-side subscription functions keep their events in the outbox.
+    let outbox = Outbox::of(S::META);
+    if let Some(outbox) = &outbox {
+        observers.push(outbox.clone());
+    }
+    let retry = Retry {
+        attempts: options.function_attempts,
+        backoff: std::time::Duration::from_millis(options.function_backoff_ms),
+    };
     let invoker = if S::META.functions.is_empty() {
         None
     } else {
@@ -202,7 +212,7 @@ pub async fn start<S: ServiceDef>(
         functions: invoker.clone().map(|i| i as Arc<dyn Functions>),
     });
     let svc = Service::<S>::new(
-        state,
+        state.clone(),
         events,
         service_id.clone(),
         alias.clone(),
@@ -211,11 +221,18 @@ pub async fn start<S: ServiceDef>(
     .with_socket_times(times)
     .with_export_page_limit(export_page_limit)
     .with_files(files);
+    let queries = svc.subscription_queries();
     let port = options.port;
     let closing = svc.closing();
     let (server, port) = bind(svc, port).map_err(|source| StartError::Listen { port, source })?;
     if let Some(invoker) = invoker {
         invoker.set_base(public_url.unwrap_or_else(|| format!("http://localhost:{port}")));
+        // Once the events can name the endpoints; the rows an earlier run left go first.
+        if let Some(outbox) = &outbox {
+            Deliverer::start(state, invoker, queries, outbox, retry)
+                .await
+                .map_err(StartError::Functions)?;
+        }
     }
     Ok(Started {
         server,

@@ -45,6 +45,7 @@ pub fn base_statements(backend: Backend) -> Vec<String> {
         quote(ROOT_TOKEN_TABLE),
         id_type(backend)
     ));
+    out.extend(crate::storage::outbox::create_statements(backend));
     out
 }
 

@@ -49,9 +49,12 @@ pub enum FunctionKind {
         model: usize,
         op: Operation,
     },
-    /// A server-side subscription and the path of its query file.
+    /// A server-side subscription: the path of its query file, the query, and the index in
+    /// `ServiceMeta::models` of the model its one field selects.
     Subscription {
         query: &'static str,
+        text: &'static str,
+        model: usize,
     },
 }
 

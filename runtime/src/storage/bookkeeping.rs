@@ -19,6 +19,10 @@ pub const ROOT_TOKEN_TABLE: &str = "_svc_root_token";
 /// notification: the notification carries the row's id, and the other instances read it.
 pub const EVENT_TABLE: &str = "_svc_event";
 
+/// Name of the table holding the events server-side subscription functions are still to be
+/// invoked for (`storage/outbox.rs`).
+pub const OUTBOX_TABLE: &str = "_svc_outbox";
+
 /// The statement that makes the current transaction wait for (and hold, until it ends) the lock
 /// serialising schema set-up and root-token sync across instances: on PostgreSQL, an advisory
 /// lock; SQLite's write transactions take turns already.

@@ -14,6 +14,7 @@ pub mod bulk;
 mod db;
 mod errors;
 pub mod layout;
+pub mod outbox;
 mod params;
 mod plan_reads;
 pub mod postgres;

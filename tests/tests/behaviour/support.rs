@@ -191,6 +191,8 @@ pub fn options(
         max_upload_bytes: svc_runtime::files::DEFAULT_MAX_UPLOAD,
         files_url: None,
         public_url: None,
+        function_attempts: 10,
+        function_backoff_ms: 1_000,
     }
 }
 
@@ -325,6 +327,8 @@ impl Server {
             max_upload_bytes: self.max_upload,
             files_url: None,
             public_url: None,
+            function_attempts: 10,
+            function_backoff_ms: 1_000,
         };
         let observers = self.observers.clone();
         let running = tokio::task::spawn_blocking(move || {

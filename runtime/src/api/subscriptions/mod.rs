@@ -18,7 +18,7 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use async_graphql::futures_util::Stream;
+use async_graphql::futures_util::{Stream, StreamExt};
 use async_graphql::indexmap::IndexMap;
 use async_graphql::registry::{MetaType, Registry};
 use async_graphql::{
@@ -29,14 +29,14 @@ use async_graphql::{
 pub use hub::{Counts, Hub};
 pub use payload::ModelMutationType;
 
-use self::filter::SubscriptionFilter;
+use self::filter::{Decision, SubscriptionFilter, check_page};
 use self::hub::{Feed, Listening};
 use self::payload::Payload;
 use crate::api::args::raw_arg;
 use crate::api::registry::{input_value, meta_field, object};
 use crate::api::roots::register_records;
 use crate::auth::Principal;
-use crate::engine::{Request, State};
+use crate::engine::{Request, State, read};
 use crate::events::Event;
 use crate::model::{ModelMeta, ServiceDef};
 use crate::storage::Counter;
@@ -94,8 +94,70 @@ impl<S: ServiceDef> SubscriptionType for Subscription<S> {
     ) -> Option<Pin<Box<dyn Stream<Item = Response> + Send + 'a>>> {
         let name = ctx.item.node.name.node.as_str();
         let meta = *S::META.models.iter().find(|m| m.name == name)?;
+        if let Some(one) = ctx.data_opt::<OneEvent>() {
+            return Some(Box::pin(
+                async_graphql::futures_util::stream::once(answer_one(ctx, meta, one.0.clone()))
+                    .filter_map(std::future::ready),
+            ));
+        }
         Some(Box::pin(events(ctx, meta)))
     }
+}
+
+/// Request data that makes a subscription answer one given event rather than listen (a
+/// server-side subscription function's query, reference §7.2): the event's response when the
+/// field is the event's model and its filter lets the event through, no response otherwise.
+/// With no event (`OneEvent(None)`), the query is only checked: it answers nothing, or the
+/// errors of its arguments.
+///
+/// Whatever principal the request holds, functions see every field (reference §4.5); the
+/// request executing the query is given [`Principal::Admin`].
+#[derive(Debug, Clone)]
+pub struct OneEvent(pub Option<Event>);
+
+/// The response of one subscription field to `event` ([`OneEvent`]).
+async fn answer_one(
+    ctx: &Context<'_>,
+    meta: &'static ModelMeta,
+    event: Option<Event>,
+) -> Option<Response> {
+    let filter = match raw_arg(ctx, "filter") {
+        Ok(Some((pos, value))) => match SubscriptionFilter::parse(meta, &value) {
+            Ok(filter) => filter,
+            Err(e) => return Some(Response::from_errors(vec![ServerError::new(e, Some(pos))])),
+        },
+        Ok(None) => SubscriptionFilter::default(),
+        Err(e) => return Some(Response::from_errors(vec![e])),
+    };
+    let event = event.filter(|e| std::ptr::eq(e.model, meta))?;
+    let state = ctx.data_opt::<Arc<State>>()?;
+    let passes = match filter.decide(meta, &event) {
+        Decision::Pass => true,
+        Decision::Drop => false,
+        Decision::Check(cond) => {
+            let checked = match check_page(meta, &event.id, cond) {
+                Ok(page) => {
+                    let req =
+                        Request::new(state.clone(), Arc::new(Counter::new()), Principal::Admin);
+                    read::each_exists(&req, meta, &[page]).await
+                }
+                Err(e) => Err(e),
+            };
+            match checked {
+                Ok(found) => found.first().copied().unwrap_or(false),
+                Err(e) => {
+                    return Some(Response::from_errors(vec![ServerError::new(
+                        e.message(),
+                        None,
+                    )]));
+                }
+            }
+        }
+    };
+    if !passes {
+        return None;
+    }
+    Some(deliver(ctx, meta, event).await)
 }
 
 /// The stream of a subscription field on `meta`'s nodes: one response per event its filter
@@ -156,7 +218,10 @@ async fn deliver(ctx: &Context<'_>, meta: &'static ModelMeta, event: Event) -> R
     let Some(state) = ctx.data_opt::<Arc<State>>() else {
         return Response::from_errors(vec![ServerError::new("no state", None)]);
     };
-    let principal = ctx.data_opt::<Principal>().cloned().unwrap_or_default();
+    let principal = match ctx.data_opt::<OneEvent>() {
+        Some(_) => Principal::Admin,
+        None => ctx.data_opt::<Principal>().cloned().unwrap_or_default(),
+    };
     let req = Request::new(state.clone(), Arc::new(Counter::new()), principal);
     let field_name = ctx.item.node.response_key().node.clone();
     let mut data = Data::default();

@@ -7,6 +7,7 @@
 
 mod receiver;
 mod rust_handlers;
+mod subscriptions;
 
 use serde_json::{Value, json};
 
@@ -24,6 +25,7 @@ struct Functions {
     running: Option<svc_runtime::Running>,
     client: reqwest::Client,
     port: u16,
+    options: svc_runtime::Options,
     _database: TestDatabase,
 }
 
@@ -32,19 +34,37 @@ impl Functions {
         receiver::start();
         let database = TestDatabase::create(db).await?;
         let store = std::env::temp_dir().join(format!("svc-functions-{}", std::process::id()));
-        let options =
+        let mut options =
             crate::support::options(&database.url, ID, "functions", store.display().to_string());
-        let running =
-            tokio::task::spawn_blocking(move || svc_runtime::spawn::<service::Service>(options))
-                .await
-                .expect("the spawning thread")
-                .expect("the functions' service starts");
+        // Failed server-side subscription deliveries are attempted again soon.
+        options.function_backoff_ms = 200;
+        let running = Self::spawn(options.clone()).await;
         Some(Functions {
             port: running.port,
             running: Some(running),
             client: reqwest::Client::new(),
+            options,
             _database: database,
         })
+    }
+
+    async fn spawn(options: svc_runtime::Options) -> svc_runtime::Running {
+        tokio::task::spawn_blocking(move || svc_runtime::spawn::<service::Service>(options))
+            .await
+            .expect("the spawning thread")
+            .expect("the functions' service starts")
+    }
+
+    /// Stops the server and starts another on the same database.
+    async fn restart(&mut self) {
+        if let Some(running) = self.running.take() {
+            tokio::task::spawn_blocking(move || running.stop())
+                .await
+                .expect("the stopping thread");
+        }
+        let running = Self::spawn(self.options.clone()).await;
+        self.port = running.port;
+        self.running = Some(running);
     }
 
     async fn post(&self, path: &str, token: Option<&str>, body: &Value) -> Value {

@@ -3,7 +3,7 @@
 //! by the path and the data it is sent, so tests running side by side do not disturb each other,
 //! and it keeps every event it receives for the tests to read.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
@@ -20,9 +20,14 @@ pub struct Received {
     /// The request's headers, names in lower case.
     pub headers: Vec<(String, String)>,
     pub event: Value,
+    /// The status the receiver answered with.
+    pub status: u16,
 }
 
 static EVENTS: Mutex<Vec<Received>> = Mutex::new(Vec::new());
+/// How many more deliveries of the order with each text `/subscription/order` refuses (with a
+/// 503): the receiver is "down" for them.
+static DOWN: Mutex<Option<HashMap<String, u32>>> = Mutex::new(None);
 /// Ids of posts whose delete the `guardDelete` hook refuses.
 static PROTECTED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
 
@@ -63,6 +68,22 @@ pub fn protect(id: &str) {
         .unwrap()
         .get_or_insert_with(HashSet::new)
         .insert(id.to_owned());
+}
+
+/// Makes `/subscription/order` refuse the next `times` deliveries of the order whose text is
+/// `text` (`u32::MAX`: until [`up`]).
+pub fn down(text: &str, times: u32) {
+    DOWN.lock()
+        .unwrap()
+        .get_or_insert_with(HashMap::new)
+        .insert(text.to_owned(), times);
+}
+
+/// Makes `/subscription/order` accept the deliveries of the order whose text is `text`.
+pub fn up(text: &str) {
+    if let Some(down) = DOWN.lock().unwrap().as_mut() {
+        down.remove(text);
+    }
 }
 
 /// The requests received at `path` whose event's data satisfies `pick`.
@@ -118,12 +139,13 @@ async fn serve(mut stream: TcpStream) {
     }
     let event: Value =
         serde_json::from_slice(&buf[head_end..head_end + length]).unwrap_or(Value::Null);
+    let (status, body) = answer(&path, &event["data"]).await;
     EVENTS.lock().unwrap().push(Received {
         path: path.clone(),
         headers,
         event: event.clone(),
+        status,
     });
-    let (status, body) = answer(&path, &event["data"]).await;
     let reason = match status {
         200 => "OK",
         204 => "No Content",
@@ -217,6 +239,26 @@ async fn answer(path: &str, data: &Value) -> (u16, String) {
                 { "id": "sum", "total": total as f64 * scale, "parts": values },
                 { "total": values.len() },
             ] }))
+        }
+        "/subscription/order" => {
+            let text = data["Order"]["node"]["text"].as_str().unwrap_or_default();
+            let refused = DOWN
+                .lock()
+                .unwrap()
+                .as_mut()
+                .and_then(|down| down.get_mut(text))
+                .is_some_and(|left| {
+                    let refuse = *left > 0;
+                    if *left != u32::MAX {
+                        *left = left.saturating_sub(1);
+                    }
+                    refuse
+                });
+            if refused {
+                (503, "down".to_owned())
+            } else {
+                ok(json!({}))
+            }
         }
         _ => (404, "{}".to_owned()),
     }

@@ -5,9 +5,21 @@ use serde_json::json;
 use svc_runtime::functions::{FunctionError, FunctionResult};
 
 use super::service::handlers::{
-    NoteAfterData, NoteAfterEvent, NoteBeforeData, NoteBeforeEvent, RustHelloEvent,
-    RustHelloPayload,
+    DeletedOrdersEvent, NoteAfterData, NoteAfterEvent, NoteBeforeData, NoteBeforeEvent,
+    RustHelloEvent, RustHelloPayload,
 };
+
+/// The events `order_deleted` received.
+pub static DELETED_ORDERS: std::sync::Mutex<Vec<serde_json::Value>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Keeps the event of a deleted order (a server-side subscription).
+pub async fn order_deleted(event: DeletedOrdersEvent) -> FunctionResult<()> {
+    let mut seen = serde_json::to_value(&event.context).unwrap_or_default();
+    seen["data"] = event.data;
+    DELETED_ORDERS.lock().unwrap().push(seen);
+    Ok(None)
+}
 
 /// Upper-cases a note's text and scores it by its length; refuses two texts.
 pub async fn note_before(event: NoteBeforeEvent) -> FunctionResult<NoteBeforeData> {

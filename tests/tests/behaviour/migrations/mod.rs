@@ -426,6 +426,8 @@ db_cases! {
                 max_upload_bytes: svc_runtime::files::DEFAULT_MAX_UPLOAD,
                 files_url: None,
                 public_url: None,
+                function_attempts: 10,
+                function_backoff_ms: 1_000,
             };
             tokio::task::spawn_blocking(move || svc_runtime::spawn::<example_model::Service>(options))
                 .await

@@ -1,0 +1,362 @@
+//! Server-side subscriptions (reference §7.1, §7.2): a function invoked after the commit of
+//! every mutation whose event its subscription query lets through, with the query's result as
+//! its `data`, without permission checks.
+//!
+//! Deliveries are not lost:
+//!
+//! - [`Outbox`], an observer of the commit point, writes the events of the subscribed models
+//!   into the outbox (`storage/outbox.rs`) inside the mutation's transaction: an event is kept
+//!   exactly when its mutation commits.
+//! - The [`Deliverer`], one task per server, takes due rows (leased, so two instances on one
+//!   database never take the same row), works out the query's result for the event (once: it is
+//!   kept with the row for later attempts), invokes the function and removes the row.
+//! - A delivery that fails for want of a receiver (no answer, a status other than 2xx, a
+//!   timeout) is attempted again after a back-off that doubles from `backoff` up to ten
+//!   minutes, `attempts` times in all; then the row is marked failed and kept. Rows survive a
+//!   restart: the deliverer takes them up when the server starts.
+//! - A function that answers with an error (`{"error": …}`) was reached: its delivery is done,
+//!   logged as a failure, and not attempted again.
+//!
+//! The query's result is worked out when the event is first taken, from the node as it is
+//! then (normally right after the commit).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value as J;
+use tokio::sync::Notify;
+use tokio::task::JoinSet;
+
+use super::Invoker;
+use crate::engine::{Change, Observer, Origin, Request, State};
+use crate::events::{Event, events_of};
+use crate::model::{ApiError, FunctionKind, FunctionMeta, HandlerMeta, ModelMeta, ServiceMeta};
+use crate::storage::outbox::{self, OutboxEntry, Taken};
+use crate::storage::{Counter, Db};
+
+/// How many deliveries run at once.
+const IN_FLIGHT: usize = 8;
+/// How often the deliverer looks for rows due later or written by another instance.
+const POLL: Duration = Duration::from_millis(500);
+/// The longest wait between two attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(600);
+
+/// The result of a subscription query for one event: the query's `data` when its filter lets
+/// the event through, `None` when not, or the query's errors.
+pub type Evaluation<'a> =
+    std::pin::Pin<Box<dyn Future<Output = Result<Option<J>, String>> + Send + 'a>>;
+
+/// Works out subscription queries (the HTTP layer, which holds the schema, implements it).
+pub trait Evaluate: Send + Sync {
+    /// The result of `query` for `event`; with no event the query is only checked (`Ok(None)`
+    /// when it is valid).
+    fn evaluate<'a>(&'a self, query: &'static str, event: Option<Event>) -> Evaluation<'a>;
+}
+
+/// How often and how far apart a failed delivery is attempted again.
+#[derive(Debug, Clone, Copy)]
+pub struct Retry {
+    /// Attempts in all, the first included (at least 1).
+    pub attempts: u32,
+    /// The wait after the first failure; it doubles after each (at most ten minutes).
+    pub backoff: Duration,
+}
+
+impl Retry {
+    /// The wait after the `attempt`-th failed attempt (1-based).
+    fn wait(&self, attempt: u32) -> Duration {
+        let factor = 1u32 << attempt.saturating_sub(1).min(20);
+        self.backoff.saturating_mul(factor).min(MAX_BACKOFF)
+    }
+}
+
+/// The server-side subscriptions of a service, by model.
+#[derive(Debug)]
+pub struct Outbox {
+    /// Each subscription function and the model it is invoked for.
+    functions: Vec<(&'static FunctionMeta, &'static ModelMeta)>,
+    /// Wakes the deliverer after a commit that wrote to the outbox.
+    wake: Arc<Notify>,
+}
+
+impl Outbox {
+    /// The outbox of `service`'s subscription functions; `None` when it has none.
+    pub fn of(service: &'static ServiceMeta) -> Option<Arc<Outbox>> {
+        let functions: Vec<_> = service
+            .functions
+            .iter()
+            .filter_map(|f| match f.kind {
+                FunctionKind::Subscription { model, .. } => {
+                    service.models.get(model).map(|m| (f, *m))
+                }
+                _ => None,
+            })
+            .collect();
+        (!functions.is_empty()).then(|| {
+            Arc::new(Outbox {
+                functions,
+                wake: Arc::new(Notify::new()),
+            })
+        })
+    }
+
+    fn subscribed(&self, model: &ModelMeta) -> bool {
+        self.functions.iter().any(|(_, m)| std::ptr::eq(*m, model))
+    }
+}
+
+impl Observer for Outbox {
+    /// It wants no change but those of the subscribed models ([`Observer::keeps`]).
+    fn active(&self) -> bool {
+        false
+    }
+
+    fn keeps(&self, model: &ModelMeta) -> bool {
+        self.subscribed(model)
+    }
+
+    fn outbox(&self, changes: &[Change]) -> Vec<OutboxEntry> {
+        let mut out = Vec::new();
+        for event in events_of(changes) {
+            let mut encoded = None;
+            for (f, model) in &self.functions {
+                if std::ptr::eq(*model, event.model) {
+                    let event = encoded.get_or_insert_with(|| event.to_json().to_string());
+                    out.push(OutboxEntry {
+                        function: f.name,
+                        event: event.clone(),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    fn committed(&self, changes: &[Change]) {
+        let subscribed = changes.iter().any(|c| match c {
+            Change::Node { model, .. } => self.subscribed(model),
+            Change::Edge(_) => false,
+        });
+        if subscribed {
+            self.wake.notify_one();
+        }
+    }
+}
+
+/// Delivers the outbox's events, in one task per server.
+pub struct Deliverer {
+    state: Arc<State>,
+    invoker: Arc<Invoker>,
+    queries: Arc<dyn Evaluate>,
+    retry: Retry,
+}
+
+impl Deliverer {
+    /// Checks every subscription query of the service against its API, then starts delivering
+    /// (the rows an earlier run left first).
+    pub async fn start(
+        state: Arc<State>,
+        invoker: Arc<Invoker>,
+        queries: Arc<dyn Evaluate>,
+        outbox: &Outbox,
+        retry: Retry,
+    ) -> Result<(), String> {
+        for (f, _) in &outbox.functions {
+            if let FunctionKind::Subscription { query, text, .. } = f.kind
+                && let Err(e) = queries.evaluate(text, None).await
+            {
+                return Err(format!(
+                    "the query of the subscription function `{}` ({query}) does not fit the API: {e}",
+                    f.name
+                ));
+            }
+        }
+        let deliverer = Arc::new(Deliverer {
+            state,
+            invoker,
+            queries,
+            retry: Retry {
+                attempts: retry.attempts.max(1),
+                ..retry
+            },
+        });
+        tokio::spawn(deliverer.run(outbox.wake.clone()));
+        Ok(())
+    }
+
+    fn db(&self) -> &Db {
+        &self.state.db
+    }
+
+    /// The loop: takes due rows whenever a commit wrote some, and every [`POLL`] (rows due
+    /// later, rows of other instances, rows of a delivery that was cut short).
+    async fn run(self: Arc<Self>, wake: Arc<Notify>) {
+        let mut running = JoinSet::new();
+        loop {
+            while running.try_join_next().is_some() {}
+            let room = IN_FLIGHT.saturating_sub(running.len());
+            let taken = if room == 0 {
+                Vec::new()
+            } else {
+                let now = now_ms();
+                let lease = self.lease_ms();
+                match outbox::take(self.db(), now, now + lease, room).await {
+                    Ok(taken) => taken,
+                    Err(e) => {
+                        eprintln!("svc: the functions' outbox could not be read: {e}");
+                        Vec::new()
+                    }
+                }
+            };
+            let busy = !taken.is_empty();
+            for row in taken {
+                let me = self.clone();
+                running.spawn(async move { me.deliver(row).await });
+            }
+            if busy && running.len() < IN_FLIGHT {
+                continue;
+            }
+            tokio::select! {
+                () = wake.notified() => {}
+                () = tokio::time::sleep(POLL) => {}
+                Some(_) = running.join_next(), if !running.is_empty() => {}
+            }
+        }
+    }
+
+    /// How long a taken row is left to this deliverer: the longest function timeout, and 15 s
+    /// for the rest. A server that stops in the middle of a delivery leaves its row to the next
+    /// deliverer after that.
+    fn lease_ms(&self) -> i64 {
+        let longest = self
+            .state
+            .service
+            .functions
+            .iter()
+            .map(|f| f.timeout())
+            .max()
+            .unwrap_or_default();
+        i64::try_from((longest + Duration::from_secs(15)).as_millis()).unwrap_or(i64::MAX)
+    }
+
+    /// One attempt at a row.
+    async fn deliver(&self, row: Taken) {
+        let outcome = self.attempt(&row).await;
+        let db = self.db();
+        let written = match outcome {
+            Ok(()) => outbox::done(db, row.id).await,
+            Err(Failure::Final(e)) => outbox::failed(db, row.id, &e, None).await,
+            Err(Failure::Again(e)) => {
+                let attempts = u32::try_from(row.attempts).unwrap_or(u32::MAX);
+                let due = (attempts < self.retry.attempts).then(|| {
+                    now_ms()
+                        + i64::try_from(self.retry.wait(attempts).as_millis()).unwrap_or(i64::MAX)
+                });
+                outbox::failed(db, row.id, &e, due).await
+            }
+        };
+        if let Err(e) = written {
+            // The lease runs out and the row is taken again.
+            eprintln!("svc: the functions' outbox could not be written: {e}");
+        }
+    }
+
+    async fn attempt(&self, row: &Taken) -> Result<(), Failure> {
+        let service = self.state.service;
+        let Some(f) = service.functions.iter().find(|f| f.name == row.function) else {
+            return Err(Failure::Final(format!(
+                "the service has no function `{}` any more",
+                row.function
+            )));
+        };
+        let FunctionKind::Subscription { text, .. } = f.kind else {
+            return Err(Failure::Final(format!(
+                "`{}` is not a subscription function any more",
+                row.function
+            )));
+        };
+        let data = match &row.payload {
+            Some(payload) => serde_json::from_str(payload)
+                .map_err(|e| Failure::Final(format!("the kept result does not read: {e}")))?,
+            None => {
+                let event = serde_json::from_str::<J>(&row.event)
+                    .ok()
+                    .and_then(|value| Event::from_json(service, &value))
+                    .ok_or_else(|| {
+                        Failure::Final("the event does not fit the service's model".to_owned())
+                    })?;
+                let Some(data) = self
+                    .queries
+                    .evaluate(text, Some(event))
+                    .await
+                    .map_err(Failure::Again)?
+                else {
+                    // The filter did not let the event through: nothing to deliver.
+                    return Ok(());
+                };
+                if self.retry.attempts > 1 {
+                    // Later attempts deliver this result, whatever happens to the node.
+                    let _ = outbox::keep_payload(self.db(), row.id, &data.to_string()).await;
+                }
+                data
+            }
+        };
+        let origin = Origin {
+            request_id: row.request.clone(),
+            source_ip: String::new(),
+            token: None,
+        };
+        let req = Request::from(
+            self.state.clone(),
+            Arc::new(Counter::new()),
+            crate::auth::Principal::Anonymous,
+            origin,
+        );
+        let started = Instant::now();
+        match self.invoker.call(&req, f, data).await {
+            Ok(_) => Ok(()),
+            Err(e) => match e {
+                // The function was reached and answered with an error: done.
+                ApiError::Function {
+                    code: 5001..=5003, ..
+                } => Ok(()),
+                // A JavaScript module is never run by this server: trying again is no use.
+                e if matches!(f.handler, HandlerMeta::Code { .. }) => {
+                    Err(Failure::Final(e.message()))
+                }
+                e => Err(Failure::Again(format!(
+                    "{} (after {} ms)",
+                    e.message(),
+                    started.elapsed().as_millis()
+                ))),
+            },
+        }
+    }
+}
+
+/// Why an attempt failed: for good, or for now.
+enum Failure {
+    Final(String),
+    Again(String),
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn back_off_doubles_up_to_ten_minutes() {
+        let retry = Retry {
+            attempts: 30,
+            backoff: Duration::from_millis(250),
+        };
+        let waits: Vec<u128> = (1..=4).map(|a| retry.wait(a).as_millis()).collect();
+        assert_eq!(waits, vec![250, 500, 1000, 2000]);
+        assert_eq!(retry.wait(25), MAX_BACKOFF);
+        assert_eq!(retry.wait(u32::MAX), MAX_BACKOFF);
+    }
+}

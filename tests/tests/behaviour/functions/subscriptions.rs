@@ -1,0 +1,204 @@
+//! Server-side subscriptions (reference §7.1, §7.2): `openOrders` (a webhook on the receiver's
+//! `/subscription/order`, filtered to open orders' creates and updates) and `deletedOrders` (a
+//! Rust handler, deletes). Each is invoked once after the commit of every event its query lets
+//! through, never for a mutation that rolled back; a delivery the receiver refuses is attempted
+//! again, also by the next server on the same database.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::receiver::{self, Received};
+use super::rust_handlers::DELETED_ORDERS;
+use super::{Functions, ID};
+
+const PATH: &str = "/subscription/order";
+
+/// A text no other test (or the other database's run of this one) uses.
+fn unique(what: &str, db: crate::support::Db) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    format!("{what}-{db:?}-{nanos}")
+}
+
+/// The deliveries of the order whose text is `text`, so far.
+fn deliveries(text: &str) -> Vec<Received> {
+    receiver::received(PATH, |d| d["Order"]["node"]["text"] == text)
+}
+
+/// Waits (at most `limit`) until `done` holds of the deliveries of `text`; they are returned.
+async fn wait_for(
+    text: &str,
+    limit: Duration,
+    done: impl Fn(&[Received]) -> bool,
+) -> Vec<Received> {
+    let start = Instant::now();
+    loop {
+        let got = deliveries(text);
+        if done(&got) {
+            return got;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "no such deliveries of `{text}` within {limit:?}: {got:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Whether a delivery was accepted by the receiver.
+fn accepted(got: &[Received]) -> usize {
+    got.iter().filter(|r| r.status == 200).count()
+}
+
+async fn create_order(f: &Functions, text: &str, status: &str, skus: &[&str]) -> Value {
+    let items: Vec<Value> = skus.iter().map(|s| json!({ "sku": s })).collect();
+    f.gql_vars(
+        "mutation($text: String!, $status: String!, $items: [OrderitemsItem!]) { \
+         createOrder(text: $text, status: $status, items: $items) { id } }",
+        json!({ "text": text, "status": status, "items": items }),
+    )
+    .await
+}
+
+db_cases! {
+    /// Events the filter lets through are delivered once each, after the commit, with the
+    /// query's result as `data` and the context of a server-side subscription; others are not;
+    /// a rolled-back mutation delivers nothing; a Rust handler is invoked the same way.
+    async fn subscriptions_are_delivered_once_after_the_commit(db) {
+        let Some(f) = Functions::start(db).await else { return };
+        let open = unique("open", db);
+        let sku = unique("sku", db);
+        let out = create_order(&f, &open, "open", &[&sku]).await;
+        let id = out["data"]["createOrder"]["id"].as_str().unwrap_or_else(|| panic!("{out}")).to_owned();
+        let got = wait_for(&open, Duration::from_secs(10), |g| !g.is_empty()).await;
+        let event = &got[0].event;
+        assert_eq!(
+            event["data"],
+            json!({ "Order": {
+                "mutation": "CREATED",
+                "node": { "id": id, "text": open, "status": "open", "items": [{ "sku": sku }] },
+                "previousValues": null,
+                "updatedFields": null,
+            } }),
+            "{event}"
+        );
+        let context = &event["context"];
+        assert_eq!(context["auth"], Value::Null, "{context}");
+        assert_eq!(context["request"]["sourceIp"], "");
+        assert!(context["graphcool"]["rootToken"].is_string(), "{context}");
+        assert_eq!(context["graphcool"]["serviceId"], ID);
+
+        // An update the filter lets through, with what the node held before.
+        let moved = unique("moved", db);
+        let out = f
+            .gql_vars(
+                "mutation($id: ID!, $text: String) { updateOrder(id: $id, text: $text) { id } }",
+                json!({ "id": id, "text": moved }),
+            )
+            .await;
+        assert!(out["errors"].is_null(), "{out}");
+        let got = wait_for(&moved, Duration::from_secs(10), |g| !g.is_empty()).await;
+        assert_eq!(got[0].event["data"]["Order"]["mutation"], "UPDATED");
+        assert_eq!(
+            got[0].event["data"]["Order"]["previousValues"],
+            json!({ "text": open, "status": "open" })
+        );
+        assert_eq!(got[0].event["data"]["Order"]["updatedFields"], json!(["text"]));
+
+        // What the filter does not let through: a closed order, and an update that closes one.
+        let closed = unique("closed", db);
+        let out = create_order(&f, &closed, "closed", &[]).await;
+        assert!(out["errors"].is_null(), "{out}");
+        // A mutation that rolls back: the order is written, then its second item breaks the
+        // unique `sku`.
+        let rolled = unique("rolled-back", db);
+        let dup = unique("dup", db);
+        let out = create_order(&f, &rolled, "open", &[&dup, &dup]).await;
+        assert!(out["errors"].is_array(), "{out}");
+        assert!(out["data"]["createOrder"].is_null(), "{out}");
+        // Later events are delivered: by then, none of the above was.
+        let fence = unique("fence", db);
+        create_order(&f, &fence, "open", &[]).await;
+        wait_for(&fence, Duration::from_secs(10), |g| !g.is_empty()).await;
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        assert!(deliveries(&closed).is_empty());
+        assert!(deliveries(&rolled).is_empty(), "{:?}", deliveries(&rolled));
+        // Each event once.
+        assert_eq!(deliveries(&open).len(), 1);
+        assert_eq!(deliveries(&moved).len(), 1);
+        assert_eq!(deliveries(&fence).len(), 1);
+
+        // A delete reaches the Rust handler, with the values the order held.
+        let out = f
+            .gql_vars("mutation($id: ID!) { deleteOrder(id: $id) { id } }", json!({ "id": id }))
+            .await;
+        assert!(out["errors"].is_null(), "{out}");
+        let start = Instant::now();
+        let seen = loop {
+            let seen: Vec<Value> = DELETED_ORDERS
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|e| e["data"]["Order"]["previousValues"]["id"] == id.as_str())
+                .cloned()
+                .collect();
+            if !seen.is_empty() || start.elapsed() > Duration::from_secs(10) {
+                break seen;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert_eq!(seen.len(), 1, "the Rust handler was invoked once");
+        assert_eq!(
+            seen[0]["data"],
+            json!({ "Order": { "mutation": "DELETED", "previousValues": { "id": id, "text": moved } } })
+        );
+        assert!(seen[0]["auth"].is_null());
+        // The webhook's filter takes no deletes.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(deliveries(&moved).len(), 1);
+    }
+
+    /// A delivery the receiver refuses is attempted again, after a back-off, until it is
+    /// accepted; then never again.
+    async fn a_refused_delivery_is_attempted_again(db) {
+        let Some(f) = Functions::start(db).await else { return };
+        let text = unique("flaky", db);
+        receiver::down(&text, 2);
+        let started = Instant::now();
+        create_order(&f, &text, "open", &[]).await;
+        let got = wait_for(&text, Duration::from_secs(15), |g| accepted(g) == 1).await;
+        let statuses: Vec<u16> = got.iter().map(|r| r.status).collect();
+        assert_eq!(statuses, vec![503, 503, 200]);
+        // The test's back-off: 200 ms, then 400 ms.
+        assert!(started.elapsed() >= Duration::from_millis(600), "{:?}", started.elapsed());
+        // Every attempt carried the same event.
+        assert!(got.iter().all(|r| r.event["data"] == got[0].event["data"]));
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        assert_eq!(deliveries(&text).len(), 3);
+    }
+
+    /// Events a server could not deliver before it stopped are delivered by the next server
+    /// on the same database.
+    async fn undelivered_events_survive_a_restart(db) {
+        let Some(mut f) = Functions::start(db).await else { return };
+        let text = unique("restart", db);
+        receiver::down(&text, u32::MAX);
+        create_order(&f, &text, "open", &[]).await;
+        // The first server tries and is refused.
+        wait_for(&text, Duration::from_secs(10), |g| !g.is_empty()).await;
+        f.restart().await;
+        let refused = deliveries(&text).len();
+        assert_eq!(accepted(&deliveries(&text)), 0);
+        receiver::up(&text);
+        // A server stopped in the middle of an attempt leaves the row leased for the
+        // function's timeout and 15 s.
+        let got = wait_for(&text, Duration::from_secs(40), |g| accepted(g) == 1).await;
+        assert!(got.len() > refused);
+        assert_eq!(got.last().map(|r| r.status), Some(200));
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        assert_eq!(accepted(&deliveries(&text)), 1);
+    }
+}
