@@ -1,8 +1,12 @@
-//! Functions: what a hook costs a create. One server of `bench/functions-service/` has three
+//! Functions: what a hook costs a create. One server of `bench/functions-service/` has four
 //! models of the same shape: `Plain` (no hook), `RustHooked` (an `operationBefore` hook in Rust,
-//! compiled into the service, that returns the data it is given) and `WebHooked` (the same hook
-//! as a webhook, served by this program on loopback). Each is created by the same clients in
-//! alternating rounds; the report gives creates per second and latencies of each.
+//! compiled into the service, that returns the data it is given), `WebHooked` (the same hook
+//! as a webhook, served by this program on loopback) and `Subscribed` (a server-side
+//! subscription function on its creates, a webhook on loopback: every create also writes its
+//! event to the outbox, and the deliverer posts it after the commit). Each is created by the same
+//! clients in alternating rounds; the report gives creates per second and latencies of each,
+//! then how long the subscription's deliveries take: every event of the rounds delivered, and
+//! the time from a create's response to its delivery, one create at a time.
 //!
 //! The goals of issue 28: the Rust hook costs under 5 % of the creates per second; the webhook
 //! adds under 1 ms at p50.
@@ -36,11 +40,19 @@ mod handlers_impl {
 
 /// Where the webhook of `WebHooked.create` listens (`bench/functions-service/svc.yml`).
 const WEBHOOK_PORT: u16 = 47612;
-const MODELS: [(&str, &str); 3] = [
+const MODELS: [(&str, &str); 4] = [
     ("Plain", "no hook"),
     ("RustHooked", "Rust operationBefore"),
     ("WebHooked", "webhook operationBefore (loopback)"),
+    ("Subscribed", "subscription (webhook, outbox)"),
 ];
+
+/// When each delivery of the `Subscribed` subscription arrived, by the node's title.
+static DELIVERED: std::sync::Mutex<Vec<(String, Instant)>> = std::sync::Mutex::new(Vec::new());
+
+fn delivered() -> usize {
+    DELIVERED.lock().map_or(0, |d| d.len())
+}
 
 struct Args {
     seconds: f64,
@@ -196,12 +208,76 @@ async fn run() -> Result<(), String> {
         rust_cost * 100.0,
         webhook_added
     );
+    println!(
+        "subscription: {:.1} % fewer creates/s than no hook",
+        (1.0 - rates[3] / rates[0]) * 100.0
+    );
+    // Every create of `Subscribed` (the rounds' and the check's) is delivered.
+    let expected = totals[3].0 + 1;
+    let drained = Instant::now();
+    while delivered() < expected {
+        if drained.elapsed() > Duration::from_secs(120) {
+            return Err(format!(
+                "{} of {expected} subscription events delivered after 120 s",
+                delivered()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    println!(
+        "subscription: all {expected} events delivered {:.0} ms after the last round",
+        drained.elapsed().as_secs_f64() * 1000.0
+    );
+    let lags = delivery_lags(&endpoint, if args.smoke { 20 } else { 300 }).await?;
+    println!(
+        "subscription: delivered {:.3} ms (p50), {:.3} ms (p99) after the create's response, one create at a time",
+        lags[lags.len() / 2],
+        lags[(lags.len() - 1) * 99 / 100]
+    );
     running.stop();
     let _ = std::fs::remove_dir_all(&dir);
     if args.smoke {
         println!("smoke: every create answered");
     }
     Ok(())
+}
+
+/// Creates `n` nodes of `Subscribed` one after the other, each once the previous one was
+/// delivered: how long after each create's response its delivery arrived (ms, sorted).
+async fn delivery_lags(endpoint: &Endpoint, n: usize) -> Result<Vec<f64>, String> {
+    let mut lags = Vec::with_capacity(n);
+    let mut conn = Conn::new(endpoint);
+    for i in 0..n {
+        let title = format!("lag-{i}");
+        let res = conn
+            .post(&create_body("Subscribed", &title), "request-id")
+            .await?;
+        let answered = Instant::now();
+        if res.status != 200 {
+            return Err(format!("createSubscribed failed: {}", res.status));
+        }
+        let arrived = loop {
+            let found = DELIVERED
+                .lock()
+                .ok()
+                .and_then(|d| d.iter().rev().find(|(t, _)| *t == title).map(|(_, at)| *at));
+            if let Some(at) = found {
+                break at;
+            }
+            if answered.elapsed() > Duration::from_secs(30) {
+                return Err(format!("`{title}` was not delivered within 30 s"));
+            }
+            tokio::time::sleep(Duration::from_micros(200)).await;
+        };
+        let lag = if arrived >= answered {
+            arrived.duration_since(answered).as_secs_f64()
+        } else {
+            -answered.duration_since(arrived).as_secs_f64()
+        };
+        lags.push(lag * 1000.0);
+    }
+    lags.sort_by(f64::total_cmp);
+    Ok(lags)
 }
 
 fn create_body(model: &str, title: &str) -> Vec<u8> {
@@ -285,6 +361,7 @@ async fn answer(mut stream: TcpStream) {
             }
         };
         let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
+        let subscription = head.starts_with("post /subscribed ");
         let length: usize = head
             .lines()
             .find_map(|l| l.strip_prefix("content-length:"))
@@ -299,7 +376,18 @@ async fn answer(mut stream: TcpStream) {
         let event: Value =
             serde_json::from_slice(&buf[head_end..head_end + length]).unwrap_or_default();
         buf.drain(..head_end + length);
-        let body = json!({ "data": event["data"] }).to_string();
+        let body = if subscription {
+            let title = event["data"]["Subscribed"]["node"]["title"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            if let Ok(mut d) = DELIVERED.lock() {
+                d.push((title, Instant::now()));
+            }
+            "{}".to_owned()
+        } else {
+            json!({ "data": event["data"] }).to_string()
+        };
         let response = format!(
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()

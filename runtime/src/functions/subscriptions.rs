@@ -189,18 +189,22 @@ impl Deliverer {
     }
 
     /// The loop: takes due rows whenever a commit wrote some, and every [`POLL`] (rows due
-    /// later, rows of other instances, rows of a delivery that was cut short).
+    /// later, rows of other instances, rows of a delivery that was cut short). What the
+    /// finished deliveries did is written together: the delivered rows go in one statement.
     async fn run(self: Arc<Self>, wake: Arc<Notify>) {
-        let mut running = JoinSet::new();
+        let mut running: JoinSet<(i64, Outcome)> = JoinSet::new();
+        let mut finished = Vec::new();
         loop {
-            while running.try_join_next().is_some() {}
+            while let Some(done) = running.try_join_next() {
+                finished.extend(done.ok());
+            }
+            self.settle(std::mem::take(&mut finished)).await;
             let room = IN_FLIGHT.saturating_sub(running.len());
-            let taken = if room == 0 {
+            let now = now_ms();
+            let taken = if room == 0 || !outbox::any_due(self.db(), now).await.unwrap_or(true) {
                 Vec::new()
             } else {
-                let now = now_ms();
-                let lease = self.lease_ms();
-                match outbox::take(self.db(), now, now + lease, room).await {
+                match outbox::take(self.db(), now, now + self.lease_ms(), room).await {
                     Ok(taken) => taken,
                     Err(e) => {
                         eprintln!("svc: the functions' outbox could not be read: {e}");
@@ -211,7 +215,7 @@ impl Deliverer {
             let busy = !taken.is_empty();
             for row in taken {
                 let me = self.clone();
-                running.spawn(async move { me.deliver(row).await });
+                running.spawn(async move { (row.id, me.attempt(&row).await) });
             }
             if busy && running.len() < IN_FLIGHT {
                 continue;
@@ -219,8 +223,48 @@ impl Deliverer {
             tokio::select! {
                 () = wake.notified() => {}
                 () = tokio::time::sleep(POLL) => {}
-                Some(_) = running.join_next(), if !running.is_empty() => {}
+                Some(done) = running.join_next(), if !running.is_empty() => {
+                    finished.extend(done.ok());
+                }
             }
+        }
+    }
+
+    /// Writes what finished deliveries did: delivered rows are removed, failed ones wait for
+    /// their next attempt or are marked failed.
+    async fn settle(&self, finished: Vec<(i64, Outcome)>) {
+        if finished.is_empty() {
+            return;
+        }
+        let db = self.db();
+        let mut delivered = Vec::new();
+        let mut written = Ok(());
+        for (id, outcome) in finished {
+            let result = match outcome {
+                Outcome::Done => {
+                    delivered.push(id);
+                    Ok(())
+                }
+                Outcome::Final(e) => outbox::failed(db, id, &e, None, None).await,
+                Outcome::Again {
+                    error,
+                    attempts,
+                    payload,
+                } => {
+                    let due = (attempts < self.retry.attempts).then(|| {
+                        now_ms()
+                            + i64::try_from(self.retry.wait(attempts).as_millis())
+                                .unwrap_or(i64::MAX)
+                    });
+                    outbox::failed(db, id, &error, due, payload.as_deref()).await
+                }
+            };
+            written = written.and(result);
+        }
+        let result = written.and(outbox::done(db, &delivered).await);
+        if let Err(e) = result {
+            // The leases run out and the rows are taken again.
+            eprintln!("svc: the functions' outbox could not be written: {e}");
         }
     }
 
@@ -240,67 +284,48 @@ impl Deliverer {
     }
 
     /// One attempt at a row.
-    async fn deliver(&self, row: Taken) {
-        let outcome = self.attempt(&row).await;
-        let db = self.db();
-        let written = match outcome {
-            Ok(()) => outbox::done(db, row.id).await,
-            Err(Failure::Final(e)) => outbox::failed(db, row.id, &e, None).await,
-            Err(Failure::Again(e)) => {
-                let attempts = u32::try_from(row.attempts).unwrap_or(u32::MAX);
-                let due = (attempts < self.retry.attempts).then(|| {
-                    now_ms()
-                        + i64::try_from(self.retry.wait(attempts).as_millis()).unwrap_or(i64::MAX)
-                });
-                outbox::failed(db, row.id, &e, due).await
-            }
-        };
-        if let Err(e) = written {
-            // The lease runs out and the row is taken again.
-            eprintln!("svc: the functions' outbox could not be written: {e}");
-        }
-    }
-
-    async fn attempt(&self, row: &Taken) -> Result<(), Failure> {
+    async fn attempt(&self, row: &Taken) -> Outcome {
         let service = self.state.service;
         let Some(f) = service.functions.iter().find(|f| f.name == row.function) else {
-            return Err(Failure::Final(format!(
+            return Outcome::Final(format!(
                 "the service has no function `{}` any more",
                 row.function
-            )));
+            ));
         };
         let FunctionKind::Subscription { text, .. } = f.kind else {
-            return Err(Failure::Final(format!(
+            return Outcome::Final(format!(
                 "`{}` is not a subscription function any more",
                 row.function
-            )));
+            ));
         };
-        let data = match &row.payload {
-            Some(payload) => serde_json::from_str(payload)
-                .map_err(|e| Failure::Final(format!("the kept result does not read: {e}")))?,
+        let attempts = u32::try_from(row.attempts).unwrap_or(u32::MAX);
+        let again = |error: String, payload: Option<String>| Outcome::Again {
+            error,
+            attempts,
+            payload,
+        };
+        // The query's result: worked out by the first attempt, kept for the later ones.
+        let (data, fresh) = match &row.payload {
+            Some(payload) => match serde_json::from_str(payload) {
+                Ok(data) => (data, false),
+                Err(e) => return Outcome::Final(format!("the kept result does not read: {e}")),
+            },
             None => {
-                let event = serde_json::from_str::<J>(&row.event)
+                let Some(event) = serde_json::from_str::<J>(&row.event)
                     .ok()
                     .and_then(|value| Event::from_json(service, &value))
-                    .ok_or_else(|| {
-                        Failure::Final("the event does not fit the service's model".to_owned())
-                    })?;
-                let Some(data) = self
-                    .queries
-                    .evaluate(text, Some(event))
-                    .await
-                    .map_err(Failure::Again)?
                 else {
-                    // The filter did not let the event through: nothing to deliver.
-                    return Ok(());
+                    return Outcome::Final("the event does not fit the service's model".to_owned());
                 };
-                if self.retry.attempts > 1 {
-                    // Later attempts deliver this result, whatever happens to the node.
-                    let _ = outbox::keep_payload(self.db(), row.id, &data.to_string()).await;
+                match self.queries.evaluate(text, Some(event)).await {
+                    Ok(Some(data)) => (data, true),
+                    // The filter did not let the event through: nothing to deliver.
+                    Ok(None) => return Outcome::Done,
+                    Err(e) => return again(e, None),
                 }
-                data
             }
         };
+        let payload = fresh.then(|| data.to_string());
         let origin = Origin {
             request_id: row.request.clone(),
             source_ip: String::new(),
@@ -314,30 +339,37 @@ impl Deliverer {
         );
         let started = Instant::now();
         match self.invoker.call(&req, f, data).await {
-            Ok(_) => Ok(()),
-            Err(e) => match e {
-                // The function was reached and answered with an error: done.
-                ApiError::Function {
-                    code: 5001..=5003, ..
-                } => Ok(()),
-                // A JavaScript module is never run by this server: trying again is no use.
-                e if matches!(f.handler, HandlerMeta::Code { .. }) => {
-                    Err(Failure::Final(e.message()))
-                }
-                e => Err(Failure::Again(format!(
+            Ok(_) => Outcome::Done,
+            // The function was reached and answered with an error: done.
+            Err(ApiError::Function {
+                code: 5001..=5003, ..
+            }) => Outcome::Done,
+            // A JavaScript module is never run by this server: trying again is no use.
+            Err(e) if matches!(f.handler, HandlerMeta::Code { .. }) => Outcome::Final(e.message()),
+            Err(e) => again(
+                format!(
                     "{} (after {} ms)",
                     e.message(),
                     started.elapsed().as_millis()
-                ))),
-            },
+                ),
+                payload,
+            ),
         }
     }
 }
 
-/// Why an attempt failed: for good, or for now.
-enum Failure {
+/// What an attempt at a row came to.
+enum Outcome {
+    /// Delivered, or nothing to deliver.
+    Done,
+    /// Failed for good.
     Final(String),
-    Again(String),
+    /// Failed for now: the `attempts`-th attempt; the query's result it worked out, to be kept.
+    Again {
+        error: String,
+        attempts: u32,
+        payload: Option<String>,
+    },
 }
 
 fn now_ms() -> i64 {

@@ -231,6 +231,7 @@ impl<S: ServiceDef> Service<S> {
     pub fn subscription_queries(&self) -> Arc<dyn Evaluate> {
         Arc::new(SubscriptionQueries {
             schema: self.schema.clone(),
+            parsed: std::sync::Mutex::default(),
         })
     }
 
@@ -246,14 +247,32 @@ impl<S: ServiceDef> Service<S> {
 /// [`Evaluate`] through the Simple API's schema: the query runs as a subscription given the
 /// event ([`OneEvent`]) rather than listening, so it answers exactly what a subscriber with every
 /// permission would be sent for the event.
+/// Each query is parsed once.
 struct SubscriptionQueries<S: ServiceDef> {
     schema: Schema<Query<S>, Mutation<S>, Subscription<S>>,
+    parsed: std::sync::Mutex<
+        std::collections::HashMap<&'static str, async_graphql::parser::types::ExecutableDocument>,
+    >,
 }
 
 impl<S: ServiceDef> Evaluate for SubscriptionQueries<S> {
     fn evaluate<'a>(&'a self, query: &'static str, event: Option<Event>) -> Evaluation<'a> {
         Box::pin(async move {
-            let request = async_graphql::Request::new(query).data(OneEvent(event));
+            let mut request = async_graphql::Request::new(query).data(OneEvent(event));
+            let parsed = {
+                let mut parsed = self.parsed.lock().unwrap_or_else(|e| e.into_inner());
+                match parsed.get(query) {
+                    Some(doc) => Some(doc.clone()),
+                    None => match async_graphql::parser::parse_query(query) {
+                        Ok(doc) => Some(parsed.entry(query).or_insert(doc).clone()),
+                        // The executor reports it.
+                        Err(_) => None,
+                    },
+                }
+            };
+            if let Some(doc) = parsed {
+                request.set_parsed_query(doc);
+            }
             let mut responses = self.schema.execute_stream(request);
             let Some(response) = responses.next().await else {
                 return Ok(None);

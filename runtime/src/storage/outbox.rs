@@ -130,31 +130,47 @@ pub async fn take(db: &Db, now: i64, until: i64, limit: usize) -> Result<Vec<Tak
     Ok(taken)
 }
 
-/// Removes the row `id`: its event was delivered, or needs none.
-pub async fn done(db: &Db, id: i64) -> Result<(), DbErr> {
+/// Whether some row is due at `now` and not leased (a read, before taking rows).
+pub async fn any_due(db: &Db, now: i64) -> Result<bool, DbErr> {
+    let mut sql = db.sql();
+    sql.push("SELECT 1 FROM ")
+        .ident(OUTBOX_TABLE)
+        .push(" WHERE NOT \"failed\" AND \"due\" <= ")
+        .bind(now.into())
+        .push(" AND \"lease\" <= ")
+        .bind(now.into())
+        .push(" LIMIT 1");
+    Ok(db.reader().one(sql).await?.is_some())
+}
+
+/// Removes the rows `ids`: their events were delivered, or need none.
+pub async fn done(db: &Db, ids: &[i64]) -> Result<(), DbErr> {
+    if ids.is_empty() {
+        return Ok(());
+    }
     let mut sql = db.sql();
     sql.push("DELETE FROM ")
         .ident(OUTBOX_TABLE)
-        .push(" WHERE \"id\" = ")
-        .bind(id.into());
-    write(db, sql).await.map(|_| ())
-}
-
-/// Keeps the query's result of row `id` for its later attempts.
-pub async fn keep_payload(db: &Db, id: i64, payload: &str) -> Result<(), DbErr> {
-    let mut sql = db.sql();
-    sql.push("UPDATE ")
-        .ident(OUTBOX_TABLE)
-        .push(" SET \"payload\" = ")
-        .bind(payload.into())
-        .push(" WHERE \"id\" = ")
-        .bind(id.into());
+        .push(" WHERE \"id\" IN (");
+    for (i, id) in ids.iter().enumerate() {
+        if i > 0 {
+            sql.push(", ");
+        }
+        sql.bind((*id).into());
+    }
+    sql.push(")");
     write(db, sql).await.map(|_| ())
 }
 
 /// Records a failed attempt of row `id`: attempted again at `due`, or never (`None`: the row
-/// is marked failed).
-pub async fn failed(db: &Db, id: i64, error: &str, due: Option<i64>) -> Result<(), DbErr> {
+/// is marked failed); `payload`, the query's result, is kept for the next attempts.
+pub async fn failed(
+    db: &Db,
+    id: i64,
+    error: &str,
+    due: Option<i64>,
+    payload: Option<&str>,
+) -> Result<(), DbErr> {
     let mut sql = db.sql();
     sql.push("UPDATE ")
         .ident(OUTBOX_TABLE)
@@ -164,6 +180,9 @@ pub async fn failed(db: &Db, id: i64, error: &str, due: Option<i64>) -> Result<(
         Some(due) => sql.push(", \"due\" = ").bind(due.into()),
         None => sql.push(", \"failed\" = TRUE"),
     };
+    if let Some(payload) = payload {
+        sql.push(", \"payload\" = ").bind(payload.into());
+    }
     sql.push(" WHERE \"id\" = ").bind(id.into());
     write(db, sql).await.map(|_| ())
 }

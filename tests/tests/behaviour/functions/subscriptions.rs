@@ -202,3 +202,28 @@ db_cases! {
         assert_eq!(accepted(&deliveries(&text)), 1);
     }
 }
+
+/// A service whose subscription query selects a field its model lacks.
+mod bad_query {
+    svc_macros::service!(relative_to_file = "bad_query/svc.yml");
+}
+
+db_cases! {
+    /// A subscription query that does not fit the API stops the server from starting, with a
+    /// message naming the function and the problem.
+    async fn a_subscription_query_that_does_not_fit_stops_the_start(db) {
+        let Some(database) = crate::support::TestDatabase::create(db).await else { return };
+        let store = std::env::temp_dir().join(format!("svc-bad-query-{}", std::process::id()));
+        let options =
+            crate::support::options(&database.url, "bad-query", "bad", store.display().to_string());
+        let started =
+            tokio::task::spawn_blocking(move || svc_runtime::spawn::<bad_query::Service>(options))
+                .await
+                .expect("the spawning thread");
+        let Err(e) = started else { panic!("the server started") };
+        let message = e.to_string();
+        assert!(message.contains("`watchTodos`"), "{message}");
+        assert!(message.contains("./watch.graphql"), "{message}");
+        assert!(message.contains("done"), "{message}");
+    }
+}
