@@ -10,7 +10,8 @@ use apollo_compiler::diagnostic::ToCliReport;
 
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::model::{
-    Function, FunctionKind, Handler, Model, Resolver, ResolverField, ScalarType, TypeOperation,
+    Function, FunctionKind, Handler, Model, Resolver, ResolverField, ScalarType, Selected,
+    TypeOperation,
 };
 use crate::permissions::shown_path;
 use crate::source::{FileId, Sources, Span};
@@ -25,12 +26,33 @@ pub struct Extensions {
     subscriptions: HashMap<String, SubscriptionQuery>,
 }
 
-/// A server-side subscription's query: its text and its one top field (a model's name).
+/// A server-side subscription's query: its text, its one top field (a model's name) and what
+/// that field selects.
 #[derive(Debug)]
 struct SubscriptionQuery {
     text: String,
     field: String,
+    key: String,
+    selection: Option<Vec<Selected>>,
     span: Span,
+}
+
+/// What a selection set selects, field by field; `None` when it spreads a fragment.
+fn selected(set: &[apollo_compiler::ast::Selection]) -> Option<Vec<Selected>> {
+    set.iter()
+        .map(|s| match s {
+            apollo_compiler::ast::Selection::Field(f) => Some(Selected {
+                key: f.alias.as_ref().unwrap_or(&f.name).to_string(),
+                name: f.name.to_string(),
+                children: if f.selection_set.is_empty() {
+                    Vec::new()
+                } else {
+                    selected(&f.selection_set)?
+                },
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Every resolver's schema extension and every subscription's query, by function name. A
@@ -147,6 +169,8 @@ fn subscription_query(
         [field] if fields.len() == op.selection_set.len() => Some(SubscriptionQuery {
             text: source.text.clone(),
             field: field.name.to_string(),
+            key: field.alias.as_ref().unwrap_or(&field.name).to_string(),
+            selection: selected(&field.selection_set),
             span: span_in(file, field.name.location()),
         }),
         _ => {
@@ -542,6 +566,8 @@ pub fn lower(
                         .unwrap_or_default(),
                     text: q.text,
                     ty,
+                    key: q.key,
+                    selection: q.selection,
                 }
             }
             kind => {

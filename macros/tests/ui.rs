@@ -15,4 +15,5 @@ fn ui() {
     t.compile_fail("tests/ui/unknown_type.rs");
     t.compile_fail("tests/ui/handler_wrong_type.rs");
     t.compile_fail("tests/ui/handler_missing.rs");
+    t.compile_fail("tests/ui/subscription_field_misspelt.rs");
 }

@@ -7,8 +7,8 @@ use quote::{format_ident, quote};
 
 use super::{columns, field_ident, rt};
 use crate::model::{
-    Field, FieldKind, Function, FunctionKind, Handler, Model, ResolverField, ScalarType,
-    TypeOperation,
+    Field, FieldKind, Function, FunctionKind, Handler, Model, ResolverField, ScalarType, Selected,
+    TypeId, TypeOperation,
 };
 use crate::naming::{function_type_prefix as pascal, identifier_text as sanitize};
 
@@ -121,11 +121,32 @@ pub(super) fn rust_handlers(model: &Model) -> TokenStream {
                 };
                 (quote!(#data), out, items)
             }
-            FunctionKind::Subscription { .. } => {
+            FunctionKind::Subscription {
+                ty, key, selection, ..
+            } => {
                 let data = format_ident!("{pascal}Data");
-                let items = quote! {
-                    #[doc = "The subscription query's result."]
-                    pub type #data = #rt::serde_json::Value;
+                let items = match selection {
+                    Some(selection) => {
+                        let mut structs = Vec::new();
+                        let payload =
+                            subscription_payload(model, *ty, &pascal, selection, &mut structs);
+                        let member = field_ident(key);
+                        quote! {
+                            #[doc = "The subscription query's result."]
+                            #[derive(::core::fmt::Debug, ::core::clone::Clone, #rt::serde::Serialize, #rt::serde::Deserialize)]
+                            #[serde(crate = "::svc_runtime::__codegen::serde")]
+                            pub struct #data {
+                                #[serde(rename = #key)]
+                                pub #member: #payload,
+                            }
+                            #(#structs)*
+                        }
+                    }
+                    // A query that spreads fragments: its result as JSON.
+                    None => quote! {
+                        #[doc = "The subscription query's result."]
+                        pub type #data = #rt::serde_json::Value;
+                    },
                 };
                 (quote!(#data), quote!(()), items)
             }
@@ -167,6 +188,127 @@ pub(super) fn rust_handlers(model: &Model) -> TokenStream {
             #(#types)*
         }
         #(#glue)*
+    }
+}
+
+/// The struct of a subscription payload's selection (`<Prefix>Payload`), and those of its
+/// nested selections into `structs`; its name.
+fn subscription_payload(
+    model: &Model,
+    ty: TypeId,
+    prefix: &str,
+    selection: &[Selected],
+    structs: &mut Vec<TokenStream>,
+) -> proc_macro2::Ident {
+    let rt = rt();
+    let name = format_ident!("{prefix}Payload");
+    let members: Vec<TokenStream> = selection
+        .iter()
+        .map(|s| {
+            let (key, ident) = (&s.key, field_ident(&s.key));
+            match s.name.as_str() {
+                "mutation" | "__typename" => {
+                    quote!(#[serde(rename = #key)] pub #ident: #rt::String,)
+                }
+                "updatedFields" => quote! {
+                    #[serde(rename = #key, default)]
+                    pub #ident: #rt::Option<#rt::Vec<#rt::String>>,
+                },
+                "node" | "previousValues" => {
+                    let nested = format!("{prefix}{}", pascal(&s.key));
+                    let nested = node_struct(model, ty, &nested, &s.children, structs);
+                    quote! {
+                        #[serde(rename = #key, default)]
+                        pub #ident: #rt::Option<#nested>,
+                    }
+                }
+                _ => json_member(s),
+            }
+        })
+        .collect();
+    structs.push(selection_struct(
+        &name,
+        "The subscription's payload.",
+        &members,
+    ));
+    name
+}
+
+/// The struct `name` of a selection on a node of `ty`, and those of its nested selections into
+/// `structs`; its name. A required scalar is a value, other scalars are `Option`s, a to-one
+/// relation an `Option` of its struct, a to-many relation a `Vec`.
+fn node_struct(
+    model: &Model,
+    ty: TypeId,
+    name: &str,
+    selection: &[Selected],
+    structs: &mut Vec<TokenStream>,
+) -> proc_macro2::Ident {
+    let rt = rt();
+    let members: Vec<TokenStream> = selection
+        .iter()
+        .map(|s| {
+            let (key, ident) = (&s.key, field_ident(&s.key));
+            let field = model.ty(ty).fields.iter().find(|f| f.name == s.name);
+            let value = match field.map(|f| &f.kind) {
+                Some(FieldKind::Scalar(scalar)) => scalar_type(*scalar),
+                Some(FieldKind::Enum(_)) => quote!(#rt::String),
+                Some(FieldKind::Relation { target, .. }) => {
+                    let nested = format!("{name}{}", pascal(&s.key));
+                    let nested = node_struct(model, *target, &nested, &s.children, structs);
+                    quote!(#nested)
+                }
+                None => match s.name.as_str() {
+                    "id" | "createdAt" | "updatedAt" | "__typename" => {
+                        return quote!(#[serde(rename = #key)] pub #ident: #rt::String,);
+                    }
+                    _ => return json_member(s),
+                },
+            };
+            match field {
+                Some(f) if f.list => quote! {
+                    #[serde(rename = #key, default)]
+                    pub #ident: #rt::Vec<#value>,
+                },
+                Some(f)
+                    if f.required
+                        && matches!(f.kind, FieldKind::Scalar(_) | FieldKind::Enum(_)) =>
+                {
+                    quote!(#[serde(rename = #key)] pub #ident: #value,)
+                }
+                _ => quote! {
+                    #[serde(rename = #key, default)]
+                    pub #ident: #rt::Option<#value>,
+                },
+            }
+        })
+        .collect();
+    let name = format_ident!("{name}");
+    structs.push(selection_struct(
+        &name,
+        "A node as the subscription selects it.",
+        &members,
+    ));
+    name
+}
+
+/// A member holding what the selection `s` answers as JSON (a field svc types no further).
+fn json_member(s: &Selected) -> TokenStream {
+    let rt = rt();
+    let (key, ident) = (&s.key, field_ident(&s.key));
+    quote! {
+        #[serde(rename = #key, default)]
+        pub #ident: #rt::Option<#rt::serde_json::Value>,
+    }
+}
+
+fn selection_struct(name: &proc_macro2::Ident, doc: &str, members: &[TokenStream]) -> TokenStream {
+    let rt = rt();
+    quote! {
+        #[doc = #doc]
+        #[derive(::core::fmt::Debug, ::core::clone::Clone, #rt::serde::Serialize, #rt::serde::Deserialize)]
+        #[serde(crate = "::svc_runtime::__codegen::serde")]
+        pub struct #name { #(#members)* }
     }
 }
 
@@ -249,7 +391,9 @@ fn function(f: &Function) -> TokenStream {
             };
             quote!(#rt::FunctionKind::Hook { before: #before, model: #index, op: #rt::Operation::#op })
         }
-        FunctionKind::Subscription { query, text, ty } => {
+        FunctionKind::Subscription {
+            query, text, ty, ..
+        } => {
             let index = ty.0 as usize;
             quote!(#rt::FunctionKind::Subscription { query: #query, text: #text, model: #index })
         }

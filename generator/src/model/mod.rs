@@ -385,7 +385,21 @@ pub enum FunctionKind {
         query: String,
         text: String,
         ty: TypeId,
+        /// The response key of the query's one field (its alias, or the model's name).
+        key: String,
+        /// What the field selects; `None` when the query spreads fragments.
+        selection: Option<Vec<Selected>>,
     },
+}
+
+/// A field a query selects.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selected {
+    /// The alias, or the field's name.
+    pub key: String,
+    pub name: String,
+    /// What it selects in turn; empty for a leaf.
+    pub children: Vec<Selected>,
 }
 
 impl FunctionKind {

@@ -13,10 +13,18 @@ use super::service::handlers::{
 pub static DELETED_ORDERS: std::sync::Mutex<Vec<serde_json::Value>> =
     std::sync::Mutex::new(Vec::new());
 
-/// Keeps the event of a deleted order (a server-side subscription).
+/// Keeps the event of a deleted order (a server-side subscription), read through the types the
+/// generator made of the subscription's query.
 pub async fn order_deleted(event: DeletedOrdersEvent) -> FunctionResult<()> {
+    let order = &event.data.order;
+    let previous = order.previous_values.as_ref();
     let mut seen = serde_json::to_value(&event.context).unwrap_or_default();
-    seen["data"] = event.data;
+    seen["data"] = serde_json::to_value(&event.data).unwrap_or_default();
+    seen["typed"] = json!({
+        "mutation": order.mutation,
+        "id": previous.map(|p| p.id.clone()),
+        "text": previous.map(|p| p.text.clone()),
+    });
     DELETED_ORDERS.lock().unwrap().push(seen);
     Ok(None)
 }

@@ -155,6 +155,10 @@ db_cases! {
             seen[0]["data"],
             json!({ "Order": { "mutation": "DELETED", "previousValues": { "id": id, "text": moved } } })
         );
+        assert_eq!(
+            seen[0]["typed"],
+            json!({ "mutation": "DELETED", "id": id, "text": moved })
+        );
         assert!(seen[0]["auth"].is_null());
         // The webhook's filter takes no deletes.
         tokio::time::sleep(Duration::from_millis(300)).await;
