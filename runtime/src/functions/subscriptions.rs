@@ -189,27 +189,36 @@ impl Deliverer {
     }
 
     /// The loop: takes due rows whenever a commit wrote some, and every [`POLL`] (rows due
-    /// later, rows of other instances, rows of a delivery that was cut short). What the
-    /// finished deliveries did is written together: the delivered rows go in one statement.
+    /// later, rows of other instances, rows of a delivery that was cut short) after a read
+    /// finds some. The rows of finished deliveries are removed in the transaction that takes
+    /// the next ones.
     async fn run(self: Arc<Self>, wake: Arc<Notify>) {
         let mut running: JoinSet<(i64, Outcome)> = JoinSet::new();
         let mut finished = Vec::new();
+        // Rows delivered and not yet removed.
+        let mut delivered = Vec::new();
+        // At the start, the rows an earlier run left.
+        let mut woken = true;
         loop {
             while let Some(done) = running.try_join_next() {
                 finished.extend(done.ok());
             }
-            self.settle(std::mem::take(&mut finished)).await;
+            delivered.extend(self.settle(std::mem::take(&mut finished)).await);
             let room = IN_FLIGHT.saturating_sub(running.len());
             let now = now_ms();
-            let taken = if room == 0 || !outbox::any_due(self.db(), now).await.unwrap_or(true) {
-                Vec::new()
-            } else {
-                match outbox::take(self.db(), now, now + self.lease_ms(), room).await {
-                    Ok(taken) => taken,
-                    Err(e) => {
-                        eprintln!("svc: the functions' outbox could not be read: {e}");
-                        Vec::new()
-                    }
+            let look = room > 0 && (woken || outbox::any_due(self.db(), now).await.unwrap_or(true));
+            let limit = if look { room } else { 0 };
+            let taken = match outbox::take(self.db(), &delivered, now, now + self.lease_ms(), limit)
+                .await
+            {
+                Ok(taken) => {
+                    delivered.clear();
+                    taken
+                }
+                Err(e) => {
+                    // The delivered rows are removed next time.
+                    eprintln!("svc: the functions' outbox could not be read: {e}");
+                    Vec::new()
                 }
             };
             let busy = !taken.is_empty();
@@ -217,30 +226,29 @@ impl Deliverer {
                 let me = self.clone();
                 running.spawn(async move { (row.id, me.attempt(&row).await) });
             }
+            woken = false;
             if busy && running.len() < IN_FLIGHT {
+                woken = true;
                 continue;
             }
             tokio::select! {
-                () = wake.notified() => {}
+                () = wake.notified() => woken = true,
                 () = tokio::time::sleep(POLL) => {}
                 Some(done) = running.join_next(), if !running.is_empty() => {
                     finished.extend(done.ok());
+                    woken = true;
                 }
             }
         }
     }
 
-    /// Writes what finished deliveries did: delivered rows are removed, failed ones wait for
-    /// their next attempt or are marked failed.
-    async fn settle(&self, finished: Vec<(i64, Outcome)>) {
-        if finished.is_empty() {
-            return;
-        }
+    /// Writes what the failed deliveries among `finished` did (the next attempt, or failed
+    /// for good); the ids of the others, whose rows are to go.
+    async fn settle(&self, finished: Vec<(i64, Outcome)>) -> Vec<i64> {
         let db = self.db();
         let mut delivered = Vec::new();
-        let mut written = Ok(());
         for (id, outcome) in finished {
-            let result = match outcome {
+            let written = match outcome {
                 Outcome::Done => {
                     delivered.push(id);
                     Ok(())
@@ -259,13 +267,12 @@ impl Deliverer {
                     outbox::failed(db, id, &error, due, payload.as_deref()).await
                 }
             };
-            written = written.and(result);
+            if let Err(e) = written {
+                // The lease runs out and the row is taken again.
+                eprintln!("svc: the functions' outbox could not be written: {e}");
+            }
         }
-        let result = written.and(outbox::done(db, &delivered).await);
-        if let Err(e) = result {
-            // The leases run out and the rows are taken again.
-            eprintln!("svc: the functions' outbox could not be written: {e}");
-        }
+        delivered
     }
 
     /// How long a taken row is left to this deliverer: the longest function timeout, and 15 s

@@ -90,29 +90,61 @@ pub struct Taken {
     pub attempts: i32,
 }
 
-/// Takes up to `limit` rows that are due at `now` and not leased, in the order they were
-/// written, leasing them until `until`; each counts one more attempt.
-pub async fn take(db: &Db, now: i64, until: i64, limit: usize) -> Result<Vec<Taken>, DbErr> {
-    let mut sql = db.sql();
-    sql.push("UPDATE ")
-        .ident(OUTBOX_TABLE)
-        .push(" SET \"lease\" = ")
-        .bind(until.into())
-        .push(", \"attempts\" = \"attempts\" + 1 WHERE \"lease\" <= ")
-        .bind(now.into())
-        .push(" AND \"id\" IN (SELECT \"id\" FROM ")
-        .ident(OUTBOX_TABLE)
-        .push(" WHERE NOT \"failed\" AND \"due\" <= ")
-        .bind(now.into())
-        .push(" AND \"lease\" <= ")
-        .bind(now.into())
-        .push(&format!(" ORDER BY \"id\" LIMIT {limit}"));
-    if db.backend() == Backend::Postgres {
-        // Instances on one database skip each other's rows rather than wait for them.
-        sql.push(" FOR UPDATE SKIP LOCKED");
+/// Removes the rows `delivered` (their events were delivered, or need none), then takes up to
+/// `limit` rows that are due at `now` and not leased, in the order they were written, leasing
+/// them until `until`; each counts one more attempt. One transaction.
+pub async fn take(
+    db: &Db,
+    delivered: &[i64],
+    now: i64,
+    until: i64,
+    limit: usize,
+) -> Result<Vec<Taken>, DbErr> {
+    if delivered.is_empty() && limit == 0 {
+        return Ok(Vec::new());
     }
-    sql.push(") RETURNING \"id\", \"function\", \"event\", \"request\", \"payload\", \"attempts\"");
-    let rows = write(db, sql).await?;
+    let tx = db.begin_write(WriteUnit::Bounded).await?;
+    if !delivered.is_empty() {
+        let mut sql = db.sql();
+        sql.push("DELETE FROM ")
+            .ident(OUTBOX_TABLE)
+            .push(" WHERE \"id\" IN (");
+        for (i, id) in delivered.iter().enumerate() {
+            if i > 0 {
+                sql.push(", ");
+            }
+            sql.bind((*id).into());
+        }
+        sql.push(")");
+        tx.execute(sql).await?;
+    }
+    let rows = if limit == 0 {
+        Vec::new()
+    } else {
+        let mut sql = db.sql();
+        sql.push("UPDATE ")
+            .ident(OUTBOX_TABLE)
+            .push(" SET \"lease\" = ")
+            .bind(until.into())
+            .push(", \"attempts\" = \"attempts\" + 1 WHERE \"lease\" <= ")
+            .bind(now.into())
+            .push(" AND \"id\" IN (SELECT \"id\" FROM ")
+            .ident(OUTBOX_TABLE)
+            .push(" WHERE NOT \"failed\" AND \"due\" <= ")
+            .bind(now.into())
+            .push(" AND \"lease\" <= ")
+            .bind(now.into())
+            .push(&format!(" ORDER BY \"id\" LIMIT {limit}"));
+        if db.backend() == Backend::Postgres {
+            // Instances on one database skip each other's rows rather than wait for them.
+            sql.push(" FOR UPDATE SKIP LOCKED");
+        }
+        sql.push(
+            ") RETURNING \"id\", \"function\", \"event\", \"request\", \"payload\", \"attempts\"",
+        );
+        tx.all(sql).await?
+    };
+    tx.commit().await?;
     let mut taken = rows
         .iter()
         .map(|row| {
@@ -141,25 +173,6 @@ pub async fn any_due(db: &Db, now: i64) -> Result<bool, DbErr> {
         .bind(now.into())
         .push(" LIMIT 1");
     Ok(db.reader().one(sql).await?.is_some())
-}
-
-/// Removes the rows `ids`: their events were delivered, or need none.
-pub async fn done(db: &Db, ids: &[i64]) -> Result<(), DbErr> {
-    if ids.is_empty() {
-        return Ok(());
-    }
-    let mut sql = db.sql();
-    sql.push("DELETE FROM ")
-        .ident(OUTBOX_TABLE)
-        .push(" WHERE \"id\" IN (");
-    for (i, id) in ids.iter().enumerate() {
-        if i > 0 {
-            sql.push(", ");
-        }
-        sql.bind((*id).into());
-    }
-    sql.push(")");
-    write(db, sql).await.map(|_| ())
 }
 
 /// Records a failed attempt of row `id`: attempted again at `due`, or never (`None`: the row
