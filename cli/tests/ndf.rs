@@ -205,6 +205,9 @@ impl Service {
             public_url: None,
             function_attempts: 10,
             function_backoff_ms: 1_000,
+            node: "node".into(),
+            node_workers: 2,
+            node_memory_mb: 256,
         };
         let running = svc_runtime::spawn::<example_model::Service>(options)
             .unwrap_or_else(|e| panic!("cannot start example-model on {}: {e}", database.url));

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::model::validate::validate;
-use crate::model::{Model, Valid};
+use crate::model::{Handler, Model, Valid};
 use crate::permissions;
 use crate::source::{FileId, Sources};
 use crate::syntax::config::{self, Config};
@@ -136,7 +136,7 @@ pub fn load(svc_yml: &Path) -> Result<Loaded, Failure> {
     };
     match res {
         Ok(model) => Ok(Loaded {
-            model,
+            model: with_module_dir(model, &dir),
             sources,
             inputs,
         }),
@@ -145,6 +145,35 @@ pub fn load(svc_yml: &Path) -> Result<Loaded, Failure> {
             diagnostics,
         }),
     }
+}
+
+/// `model` with the directory JavaScript handlers' modules are relative to (`dir`, that of
+/// `svc.yml`): relative to `CARGO_MANIFEST_DIR` when it lies under it, so the generated code
+/// names no path of the machine it was built on.
+fn with_module_dir(model: Valid<Model>, dir: &Path) -> Valid<Model> {
+    if !model
+        .functions
+        .iter()
+        .any(|f| matches!(f.handler, Handler::Code { .. }))
+    {
+        return model;
+    }
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
+    let shown = match manifest.as_deref().and_then(|m| dir.strip_prefix(m).ok()) {
+        Some(relative) => relative
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/"),
+        None => dir.display().to_string(),
+    };
+    let mut model = model.into_inner();
+    for f in &mut model.functions {
+        if let Handler::Code { dir, .. } = &mut f.handler {
+            dir.clone_from(&shown);
+        }
+    }
+    Valid::assume_valid(model)
 }
 
 /// Validates files that are already loaded: `config_file` is `svc.yml`, `type_files` are the

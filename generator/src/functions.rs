@@ -650,6 +650,7 @@ fn handler(h: &HandlerDecl) -> Handler {
         HandlerDecl::Code { src, environment } => Handler::Code {
             src: src.value.clone(),
             environment: environment.clone(),
+            dir: String::new(),
         },
         HandlerDecl::Rust { path } => Handler::Rust {
             path: path.value.clone(),

@@ -108,6 +108,9 @@ async fn run() -> Result<(), String> {
         public_url: None,
         function_attempts: 10,
         function_backoff_ms: 1_000,
+        node: "node".into(),
+        node_workers: 2,
+        node_memory_mb: 256,
     };
     let running =
         tokio::task::spawn_blocking(move || svc_runtime::spawn::<example_model::Service>(options))

@@ -403,9 +403,13 @@ fn function(f: &Function) -> TokenStream {
             let headers = headers.iter().map(|(k, v)| quote!((#k, #v)));
             quote!(#rt::HandlerMeta::Webhook { url: #url, headers: &[#(#headers),*] })
         }
-        Handler::Code { src, environment } => {
+        Handler::Code {
+            src,
+            environment,
+            dir,
+        } => {
             let env = environment.iter().map(|(k, v)| quote!((#k, #v)));
-            quote!(#rt::HandlerMeta::Code { src: #src, environment: &[#(#env),*] })
+            quote!(#rt::HandlerMeta::Code { src: #src, environment: &[#(#env),*], dir: #dir })
         }
         Handler::Rust { .. } => {
             let glue = glue_ident(f);

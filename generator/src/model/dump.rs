@@ -96,7 +96,9 @@ pub fn dump(model: &Model) -> String {
         }
         let handler = match &f.handler {
             Handler::Webhook { url, headers } => format!("webhook {url} headers={headers:?}"),
-            Handler::Code { src, environment } => format!("code {src} environment={environment:?}"),
+            Handler::Code {
+                src, environment, ..
+            } => format!("code {src} environment={environment:?}"),
             Handler::Rust { path } => format!("rust {path}"),
         };
         let _ = write!(out, " handler={handler}");

@@ -450,6 +450,10 @@ pub enum Handler {
     Code {
         src: String,
         environment: Vec<(String, String)>,
+        /// The directory of `svc.yml`, which `src` is relative to: relative to the directory of
+        /// the crate's `Cargo.toml` when it lies under it, absolute otherwise; empty when not
+        /// known (a model checked from memory).
+        dir: String,
     },
     Rust {
         path: String,

@@ -31,11 +31,16 @@ struct Record<'a> {
     message: Message<'a>,
 }
 
+/// `{returnValue}` or `{error}`, with `logs` when the handler wrote any (JavaScript handlers).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-enum Message<'a> {
-    ReturnValue(Shown<'a>),
-    Error(String),
+struct Message<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    return_value: Option<Shown<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    logs: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -87,16 +92,17 @@ fn sink() -> &'static Sink {
     })
 }
 
-/// Logs one invocation of `f`.
+/// Logs one invocation of `f`, with what its handler wrote (`logs`).
 pub(super) fn record(
     f: &FunctionMeta,
     request_id: &str,
     started: Instant,
     outcome: &ApiResult<Option<J>>,
+    logs: &[String],
 ) {
     let duration = started.elapsed().as_millis() as u64;
-    let (status, message) = match outcome {
-        Ok(None) => ("SUCCESS", Message::ReturnValue(Shown::Null)),
+    let (status, shown, error) = match outcome {
+        Ok(None) => ("SUCCESS", Some(Shown::Null), None),
         Ok(Some(data)) => {
             let text = data.to_string();
             let shown = if text.len() > MAX_RETURN_VALUE {
@@ -108,9 +114,14 @@ pub(super) fn record(
             } else {
                 Shown::Whole(data)
             };
-            ("SUCCESS", Message::ReturnValue(shown))
+            ("SUCCESS", Some(shown), None)
         }
-        Err(e) => ("FAILURE", Message::Error(e.message())),
+        Err(e) => ("FAILURE", None, Some(e.message())),
+    };
+    let message = Message {
+        return_value: shown,
+        error,
+        logs,
     };
     // `yyyy-MM-dd HH:mm:ss.SSS`, UTC.
     let timestamp = format_datetime(&chrono::Utc::now())

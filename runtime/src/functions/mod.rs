@@ -8,10 +8,10 @@
 //!   timeout.
 //! - Server-side subscriptions ([`subscriptions`]): kept in an outbox in the mutation's
 //!   transaction, delivered after the commit, attempted again when the receiver fails.
-//! - JavaScript modules (`code:`) need a Node.js worker the server does not run yet: their
-//!   invocations fail with 5008 and a text that says so.
+//! - JavaScript modules (`code:`) run in Node.js workers the server supervises ([`node`]).
 
 mod log;
+pub mod node;
 pub mod rust;
 pub mod subscriptions;
 
@@ -40,6 +40,9 @@ pub struct Invoker {
     /// The base address of the service's endpoints (`http://host:port`), known once the
     /// server listens.
     base: OnceLock<String>,
+    /// The Node.js workers of JavaScript handlers, and the directory their modules' paths are
+    /// relative to; set when the service has such handlers.
+    node: OnceLock<(Arc<node::NodePool>, std::path::PathBuf)>,
 }
 
 impl std::fmt::Debug for Invoker {
@@ -63,12 +66,19 @@ impl Invoker {
             token: Mutex::new(None),
             service: OnceLock::new(),
             base: OnceLock::new(),
+            node: OnceLock::new(),
         }))
     }
 
     /// Sets the base address of the endpoints the events name (`http://host:port`).
     pub fn set_base(&self, base: String) {
         let _ = self.base.set(base.trim_end_matches('/').to_owned());
+    }
+
+    /// Runs the service's JavaScript handlers on `pool`, their modules' paths relative to
+    /// `dir`.
+    pub fn set_node(&self, pool: Arc<node::NodePool>, dir: std::path::PathBuf) {
+        let _ = self.node.set((pool, dir));
     }
 
     /// The service's part of every event, but its token: worked out once.
@@ -162,6 +172,7 @@ impl Invoker {
         let request_id = req.origin().request_id.as_str();
         let context = self.context(req, f);
         let started = Instant::now();
+        let mut logs = Vec::new();
         let outcome = match &f.handler {
             HandlerMeta::Webhook { url, headers } => {
                 let event = event_json(data, &context);
@@ -173,16 +184,30 @@ impl Invoker {
                     Err(_) => Err(timed_out(f, request_id)),
                 }
             }
-            HandlerMeta::Code { src, .. } => Err(ApiError::Function {
-                code: 5008,
-                message: format!(
-                    "The function `{}` is a JavaScript module (`{src}`), and this server does not run JavaScript functions yet",
+            HandlerMeta::Code {
+                src,
+                environment,
+                dir: config_dir,
+            } => match self.node.get() {
+                Some((pool, dir)) => {
+                    let event = event_json(data, &context);
+                    let module = node::module_path(&dir.join(config_dir), src);
+                    let ran = pool.invoke(&module, environment, &event, f.timeout()).await;
+                    logs = ran.logs;
+                    match ran.outcome {
+                        // `undefined` or `null`: a null result.
+                        Ok(J::Null) => Ok(None),
+                        Ok(value) => answer(value, request_id),
+                        Err(text) => Err(failed(text)),
+                    }
+                }
+                None => Err(failed(format!(
+                    "The function `{}` is a JavaScript module (`{src}`), and this server runs no Node.js",
                     f.name
-                ),
-                detail: None,
-            }),
+                ))),
+            },
         };
-        log::record(f, request_id, started, &outcome);
+        log::record(f, request_id, started, &outcome, &logs);
         outcome
     }
 

@@ -77,6 +77,17 @@ pub struct Options {
     /// the wait doubles after each failure, up to ten minutes.
     #[arg(long, env = "SVC_FUNCTION_BACKOFF_MS", default_value_t = 1_000)]
     pub function_backoff_ms: u64,
+    /// The Node.js binary that runs JavaScript handlers (`code:`); needed only by services
+    /// that have some.
+    #[arg(long, env = "SVC_NODE", default_value = "node")]
+    pub node: String,
+    /// How many Node.js worker processes run JavaScript handlers at once.
+    #[arg(long, env = "SVC_NODE_WORKERS", default_value_t = 2)]
+    pub node_workers: usize,
+    /// Each Node.js worker's heap limit in megabytes; a handler that allocates past it fails
+    /// with 5008 and its worker is replaced.
+    #[arg(long, env = "SVC_NODE_MEMORY_MB", default_value_t = 256)]
+    pub node_memory_mb: u32,
 }
 
 /// Secrets stay out of debug output.
@@ -103,6 +114,9 @@ impl fmt::Debug for Options {
             .field("public_url", &self.public_url)
             .field("function_attempts", &self.function_attempts)
             .field("function_backoff_ms", &self.function_backoff_ms)
+            .field("node", &self.node)
+            .field("node_workers", &self.node_workers)
+            .field("node_memory_mb", &self.node_memory_mb)
             .finish()
     }
 }

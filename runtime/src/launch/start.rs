@@ -11,10 +11,11 @@ use crate::engine::{Functions, Observer, State};
 use crate::events::{EventBus, LocalBus, PgBus};
 use crate::files::{Cleanup, Files};
 use crate::functions::Invoker;
+use crate::functions::node::{NodeOptions, NodePool};
 use crate::functions::subscriptions::{Deliverer, Outbox, Retry};
 use crate::http::{Closing, Service, SocketTimes, bind};
 use crate::migrate::{self, Hints, MigrationError, Outcome, Schema, ddl};
-use crate::model::{ServiceDef, cuid};
+use crate::model::{HandlerMeta, ServiceDef, cuid};
 use crate::permissions::ReadTable;
 use crate::storage::Db;
 use crate::storage::bookkeeping::meta_value;
@@ -203,6 +204,33 @@ pub async fn start<S: ServiceDef>(
     } else {
         Some(Invoker::new().map_err(StartError::Functions)?)
     };
+    if let Some(invoker) = &invoker {
+        let scripts: Vec<&str> = S::META
+            .functions
+            .iter()
+            .filter(|f| matches!(f.handler, HandlerMeta::Code { .. }))
+            .map(|f| f.name)
+            .collect();
+        if !scripts.is_empty() {
+            let node = NodeOptions {
+                binary: options.node.clone(),
+                workers: options.node_workers,
+                memory_mb: options.node_memory_mb,
+            };
+            let pool = NodePool::start(node).await.map_err(|e| {
+                StartError::Functions(format!(
+                    "the functions `{}` are JavaScript modules (`code:`), which run on Node.js: {e}. Install Node.js, or name its binary with --node / SVC_NODE",
+                    scripts.join("`, `")
+                ))
+            })?;
+            let dir = if Path::new(S::DIR).is_dir() {
+                PathBuf::from(S::DIR)
+            } else {
+                std::env::current_dir().map_err(StartError::CurrentDir)?
+            };
+            invoker.set_node(pool, dir);
+        }
+    }
     let state = Arc::new(State {
         db,
         service: S::META,

@@ -107,6 +107,9 @@ pub enum HandlerMeta {
     Code {
         src: &'static str,
         environment: &'static [(&'static str, &'static str)],
+        /// The directory of `svc.yml`, which `src` is relative to: relative to the service
+        /// crate's directory (`ServiceDef::DIR`), or absolute.
+        dir: &'static str,
     },
 }
 

@@ -193,6 +193,9 @@ pub fn options(
         public_url: None,
         function_attempts: 10,
         function_backoff_ms: 1_000,
+        node: "node".into(),
+        node_workers: 2,
+        node_memory_mb: 256,
     }
 }
 
@@ -329,6 +332,9 @@ impl Server {
             public_url: None,
             function_attempts: 10,
             function_backoff_ms: 1_000,
+            node: "node".into(),
+            node_workers: 2,
+            node_memory_mb: 256,
         };
         let observers = self.observers.clone();
         let running = tokio::task::spawn_blocking(move || {

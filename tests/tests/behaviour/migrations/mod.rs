@@ -428,6 +428,9 @@ db_cases! {
                 public_url: None,
                 function_attempts: 10,
                 function_backoff_ms: 1_000,
+                node: "node".into(),
+                node_workers: 2,
+                node_memory_mb: 256,
             };
             tokio::task::spawn_blocking(move || svc_runtime::spawn::<example_model::Service>(options))
                 .await

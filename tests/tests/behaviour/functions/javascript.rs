@@ -1,0 +1,86 @@
+//! JavaScript handlers (`code:`) on a real Node.js: `legacy` (a CommonJS before-hook on
+//! `Tag.update`, with an environment, `service/src/legacy.js`) and `jsHello` (an ES module
+//! resolver that calls back into the Simple API with the event's root token,
+//! `service/src/jsHello.mjs`). A handler that throws, never answers, exits its process or
+//! allocates without bound fails the mutation with 5008 and writes nothing; the next invocation
+//! gets a fresh worker.
+
+use serde_json::json;
+
+use super::Functions;
+
+db_cases! {
+    /// A CommonJS before-hook changes and refuses input; its failures are 5008 with their text
+    /// and write nothing; an ES module resolver calls back into the service.
+    async fn javascript_handlers_run_on_node(db) {
+        let Some(f) = Functions::start(db).await else { return };
+        let out = f.gql(r#"mutation { createTag(name: "js") { id } }"#).await;
+        let tag = out["data"]["createTag"]["id"].as_str().unwrap_or_else(|| panic!("{out}")).to_owned();
+        let update = |name: &str| format!(r#"mutation {{ updateTag(id: "{tag}", name: "{name}") {{ name }} }}"#);
+        let stored = async || {
+            f.gql(&format!(r#"{{ Tag(id: "{tag}") {{ name }} }}"#)).await["data"]["Tag"]["name"].clone()
+        };
+
+        // The hook's data replaces the input, with the function's environment.
+        let out = f.gql(&update("changed")).await;
+        assert_eq!(out["data"]["updateTag"]["name"], "CHANGED (hello from the environment)", "{out}");
+        assert_eq!(stored().await, "CHANGED (hello from the environment)");
+
+        // An answered error refuses the write (5001), as a webhook's does.
+        let out = f.gql(&update("refuse")).await;
+        assert_eq!(out["errors"][0]["code"], 5001, "{out}");
+        assert_eq!(out["errors"][0]["functionError"], "Tags may not be called that");
+        // `undefined`: a null result, the input as given.
+        let out = f.gql(&update("nothing")).await;
+        assert_eq!(out["data"]["updateTag"]["name"], "nothing", "{out}");
+
+        // Failures: 5008 with their text, nothing written; each later invocation still works.
+        let failures = [
+            ("throw", "legacy broke"),
+            ("hang", "did not answer within 2000 ms"),
+            ("exit", "exited with code 3"),
+            ("grow", "heap"),
+        ];
+        for (name, text) in failures {
+            let out = f.gql(&update(name)).await;
+            assert_eq!(out["errors"][0]["code"], 5008, "{name}: {out}");
+            let message = out["errors"][0]["message"].as_str().unwrap_or_default();
+            assert!(message.contains(text), "{name}: {message}");
+            assert_eq!(stored().await, "nothing", "{name} wrote nothing");
+            let out = f.gql(&update("again")).await;
+            assert_eq!(
+                out["data"]["updateTag"]["name"],
+                "AGAIN (hello from the environment)",
+                "after {name}: {out}"
+            );
+            f.gql(&update("nothing")).await;
+        }
+
+        // An ES module resolver, calling back with the temporary root token.
+        f.gql(r#"mutation { createNote(text: "keep") { id } }"#).await;
+        let out = f.gql(r#"{ jsHello(name: "Ada") { message notes } }"#).await;
+        assert_eq!(out["data"]["jsHello"], json!({ "message": "Hello Ada", "notes": 1 }), "{out}");
+    }
+}
+
+db_cases! {
+    /// A service with JavaScript handlers does not start without Node.js, and says which
+    /// functions need it and how to name the binary.
+    async fn without_node_the_server_does_not_start(db) {
+        let Some(database) = crate::support::TestDatabase::create(db).await else { return };
+        let store = std::env::temp_dir().join(format!("svc-no-node-{}", std::process::id()));
+        let mut options =
+            crate::support::options(&database.url, super::ID, "functions", store.display().to_string());
+        options.node = "/nonexistent/bin/node".to_owned();
+        let started = tokio::task::spawn_blocking(move || {
+            svc_runtime::spawn::<super::service::Service>(options)
+        })
+        .await
+        .expect("the spawning thread");
+        let Err(e) = started else { panic!("the server started without Node.js") };
+        let message = e.to_string();
+        assert!(message.contains("`legacy`, `jsHello`"), "{message}");
+        assert!(message.contains("/nonexistent/bin/node"), "{message}");
+        assert!(message.contains("--node / SVC_NODE"), "{message}");
+    }
+}
