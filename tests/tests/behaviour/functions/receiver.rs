@@ -43,11 +43,21 @@ pub fn start() {
                 .build()
                 .expect("the receiver's runtime");
             rt.block_on(async move {
-                let listener = TcpListener::bind(("127.0.0.1", PORT))
-                    .await
-                    .unwrap_or_else(|e| {
-                        panic!("the webhook receiver cannot listen on {PORT}: {e}")
-                    });
+                // The port lies in Linux's range of ephemeral ports: a connection that used it
+                // as its local port may hold it in TIME-WAIT for up to a minute.
+                let start = std::time::Instant::now();
+                let listener = loop {
+                    match TcpListener::bind(("127.0.0.1", PORT)).await {
+                        Ok(listener) => break listener,
+                        Err(e)
+                            if e.kind() == std::io::ErrorKind::AddrInUse
+                                && start.elapsed() < Duration::from_secs(90) =>
+                        {
+                            tokio::time::sleep(Duration::from_millis(500)).await;
+                        }
+                        Err(e) => panic!("the webhook receiver cannot listen on {PORT}: {e}"),
+                    }
+                };
                 ready_tx.send(()).expect("the test waits");
                 loop {
                     let Ok((stream, _)) = listener.accept().await else {
