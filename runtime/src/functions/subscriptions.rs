@@ -15,7 +15,8 @@
 //!   minutes, `attempts` times in all; then the row is marked failed and kept. Rows survive a
 //!   restart: the deliverer takes them up when the server starts.
 //! - A function that answers with an error (`{"error": …}`) was reached: its delivery is done,
-//!   logged as a failure, and not attempted again.
+//!   logged as a failure, and not attempted again. A JavaScript handler that throws, times out
+//!   or loses its worker (5008) is attempted again, like a receiver that fails.
 //!
 //! The query's result is worked out when the event is first taken, from the node as it is
 //! then (normally right after the commit).
@@ -30,7 +31,7 @@ use tokio::task::JoinSet;
 use super::Invoker;
 use crate::engine::{Change, Observer, Origin, Request, State};
 use crate::events::{Event, events_of};
-use crate::model::{ApiError, FunctionKind, FunctionMeta, HandlerMeta, ModelMeta, ServiceMeta};
+use crate::model::{ApiError, FunctionKind, FunctionMeta, ModelMeta, ServiceMeta};
 use crate::storage::outbox::{self, OutboxEntry, Taken};
 use crate::storage::{Counter, Db};
 
@@ -351,8 +352,6 @@ impl Deliverer {
             Err(ApiError::Function {
                 code: 5001..=5003, ..
             }) => Outcome::Done,
-            // A JavaScript module is never run by this server: trying again is no use.
-            Err(e) if matches!(f.handler, HandlerMeta::Code { .. }) => Outcome::Final(e.message()),
             Err(e) => again(
                 format!(
                     "{} (after {} ms)",

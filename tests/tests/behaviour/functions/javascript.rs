@@ -56,6 +56,18 @@ db_cases! {
             f.gql(&update("nothing")).await;
         }
 
+        // An after-hook changes the payload, not the stored node.
+        let out = f
+            .gql(r#"mutation { createItem(sku: "js-item") { id } }"#)
+            .await;
+        let item = out["data"]["createItem"]["id"].as_str().unwrap_or_else(|| panic!("{out}")).to_owned();
+        let out = f
+            .gql(&format!(r#"mutation {{ updateItem(id: "{item}", sku: "js-item-2") {{ sku }} }}"#))
+            .await;
+        assert_eq!(out["data"]["updateItem"]["sku"], "js-item-2 (seen by node)", "{out}");
+        let stored = f.gql(&format!(r#"{{ Item(id: "{item}") {{ sku }} }}"#)).await;
+        assert_eq!(stored["data"]["Item"]["sku"], "js-item-2");
+
         // An ES module resolver, calling back with the temporary root token.
         f.gql(r#"mutation { createNote(text: "keep") { id } }"#).await;
         let out = f.gql(r#"{ jsHello(name: "Ada") { message notes } }"#).await;
@@ -79,7 +91,7 @@ db_cases! {
         .expect("the spawning thread");
         let Err(e) = started else { panic!("the server started without Node.js") };
         let message = e.to_string();
-        assert!(message.contains("`legacy`, `jsHello`"), "{message}");
+        assert!(message.contains("`legacy`, `jsHello`, `itemAfter`"), "{message}");
         assert!(message.contains("/nonexistent/bin/node"), "{message}");
         assert!(message.contains("--node / SVC_NODE"), "{message}");
     }
