@@ -91,8 +91,71 @@ db_cases! {
         .expect("the spawning thread");
         let Err(e) = started else { panic!("the server started without Node.js") };
         let message = e.to_string();
-        assert!(message.contains("`legacy`, `jsHello`, `itemAfter`"), "{message}");
+        assert!(message.contains("`legacy`, `jsHello`, `itemAfter`, `libHello`"), "{message}");
         assert!(message.contains("/nonexistent/bin/node"), "{message}");
         assert!(message.contains("--node / SVC_NODE"), "{message}");
+    }
+}
+
+/// The original's client library, installed once under `~/.cache/svc-npm/graphcool-lib/`;
+/// `false` outside CI when `npm` is missing (after a notice).
+fn install_graphcool_lib() -> bool {
+    static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
+    let home = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    let dir = home.join(".cache/svc-npm/graphcool-lib");
+    let marker = dir.join(".installed");
+    if std::fs::read_to_string(&marker).ok().as_deref() == Some(GRAPHCOOL_LIB) {
+        return true;
+    }
+    let npm = std::process::Command::new("npm").arg("--version").output();
+    if !npm.is_ok_and(|o| o.status.success()) {
+        assert!(
+            !std::env::var("CI").is_ok_and(|v| v == "true"),
+            "CI=true, but `npm` is not on the PATH"
+        );
+        eprintln!("notice: `npm` is missing; skipping the test of graphcool-lib");
+        return false;
+    }
+    std::fs::create_dir_all(&dir).expect("the npm cache directory");
+    let out = std::process::Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "--prefix"])
+        .arg(&dir)
+        .arg(GRAPHCOOL_LIB)
+        .output()
+        .expect("npm runs");
+    assert!(
+        out.status.success(),
+        "npm install {GRAPHCOOL_LIB} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(&marker, GRAPHCOOL_LIB).expect("the marker is written");
+    true
+}
+
+/// The original's client library, as functions written for it depend on it.
+const GRAPHCOOL_LIB: &str = "graphcool-lib@0.1.4";
+
+db_cases! {
+    /// A resolver written against the original's client library calls back into the service:
+    /// `fromEvent(event).api('simple/v1')` reaches the Simple API with the event's root token,
+    /// and `generateNodeToken` issues a node token through the System API.
+    async fn the_original_client_library_calls_back(db) {
+        if !tokio::task::spawn_blocking(install_graphcool_lib).await.expect("the install") {
+            return;
+        }
+        let Some(f) = Functions::start(db).await else { return };
+        let out = f.gql(r#"mutation { createNote(text: "keep") { id } }"#).await;
+        let note = out["data"]["createNote"]["id"].as_str().unwrap_or_else(|| panic!("{out}")).to_owned();
+        let out = f
+            .gql(&format!(r#"{{ libHello(noteId: "{note}") {{ notes token }} }}"#))
+            .await;
+        assert_eq!(out["data"]["libHello"]["notes"], 1, "{out}");
+        let token = out["data"]["libHello"]["token"].as_str().unwrap_or_else(|| panic!("{out}"));
+        let claims = crate::support::decode_claims(token);
+        assert_eq!(claims["userId"], note.as_str(), "{claims}");
+        assert_eq!(claims["modelName"], "Note", "{claims}");
     }
 }
