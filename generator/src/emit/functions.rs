@@ -205,24 +205,16 @@ fn subscription_payload(
     let members: Vec<TokenStream> = selection
         .iter()
         .map(|s| {
-            let (key, ident) = (&s.key, field_ident(&s.key));
+            let key = &s.key;
             match s.name.as_str() {
-                "mutation" | "__typename" => {
-                    quote!(#[serde(rename = #key)] pub #ident: #rt::String,)
-                }
-                "updatedFields" => quote! {
-                    #[serde(rename = #key, default)]
-                    pub #ident: #rt::Option<#rt::Vec<#rt::String>>,
-                },
+                "mutation" | "__typename" => member(key, quote!(#rt::String)),
+                "updatedFields" => optional(key, quote!(#rt::Vec<#rt::String>)),
                 "node" | "previousValues" => {
-                    let nested = format!("{prefix}{}", pascal(&s.key));
+                    let nested = format!("{prefix}{}", pascal(key));
                     let nested = node_struct(model, ty, &nested, &s.children, structs);
-                    quote! {
-                        #[serde(rename = #key, default)]
-                        pub #ident: #rt::Option<#nested>,
-                    }
+                    optional(key, quote!(#nested))
                 }
-                _ => json_member(s),
+                _ => optional(key, quote!(#rt::serde_json::Value)),
             }
         })
         .collect();
@@ -248,38 +240,34 @@ fn node_struct(
     let members: Vec<TokenStream> = selection
         .iter()
         .map(|s| {
-            let (key, ident) = (&s.key, field_ident(&s.key));
+            let key = &s.key;
             let field = model.ty(ty).fields.iter().find(|f| f.name == s.name);
             let value = match field.map(|f| &f.kind) {
                 Some(FieldKind::Scalar(scalar)) => scalar_type(*scalar),
                 Some(FieldKind::Enum(_)) => quote!(#rt::String),
                 Some(FieldKind::Relation { target, .. }) => {
-                    let nested = format!("{name}{}", pascal(&s.key));
+                    let nested = format!("{name}{}", pascal(key));
                     let nested = node_struct(model, *target, &nested, &s.children, structs);
                     quote!(#nested)
                 }
-                None => match s.name.as_str() {
-                    "id" | "createdAt" | "updatedAt" | "__typename" => {
-                        return quote!(#[serde(rename = #key)] pub #ident: #rt::String,);
-                    }
-                    _ => return json_member(s),
-                },
+                None => {
+                    return match s.name.as_str() {
+                        "id" | "createdAt" | "updatedAt" | "__typename" => {
+                            member(key, quote!(#rt::String))
+                        }
+                        _ => optional(key, quote!(#rt::serde_json::Value)),
+                    };
+                }
             };
             match field {
-                Some(f) if f.list => quote! {
-                    #[serde(rename = #key, default)]
-                    pub #ident: #rt::Vec<#value>,
-                },
+                Some(f) if f.list => defaulted(key, quote!(#rt::Vec<#value>)),
                 Some(f)
                     if f.required
                         && matches!(f.kind, FieldKind::Scalar(_) | FieldKind::Enum(_)) =>
                 {
-                    quote!(#[serde(rename = #key)] pub #ident: #value,)
+                    member(key, value)
                 }
-                _ => quote! {
-                    #[serde(rename = #key, default)]
-                    pub #ident: #rt::Option<#value>,
-                },
+                _ => optional(key, value),
             }
         })
         .collect();
@@ -292,14 +280,22 @@ fn node_struct(
     name
 }
 
-/// A member holding what the selection `s` answers as JSON (a field svc types no further).
-fn json_member(s: &Selected) -> TokenStream {
+/// A member `key` of type `ty`, which the answer always holds.
+fn member(key: &str, ty: TokenStream) -> TokenStream {
+    let ident = field_ident(key);
+    quote!(#[serde(rename = #key)] pub #ident: #ty,)
+}
+
+/// A member `key` of type `ty`, its default when the answer lacks it.
+fn defaulted(key: &str, ty: TokenStream) -> TokenStream {
+    let ident = field_ident(key);
+    quote!(#[serde(rename = #key, default)] pub #ident: #ty,)
+}
+
+/// A member `key` that may be null or absent.
+fn optional(key: &str, ty: TokenStream) -> TokenStream {
     let rt = rt();
-    let (key, ident) = (&s.key, field_ident(&s.key));
-    quote! {
-        #[serde(rename = #key, default)]
-        pub #ident: #rt::Option<#rt::serde_json::Value>,
-    }
+    defaulted(key, quote!(#rt::Option<#ty>))
 }
 
 fn selection_struct(name: &proc_macro2::Ident, doc: &str, members: &[TokenStream]) -> TokenStream {

@@ -150,6 +150,8 @@ pub struct Deliverer {
     invoker: Arc<Invoker>,
     queries: Arc<dyn Evaluate>,
     retry: Retry,
+    /// How long a taken row is left to this deliverer ([`lease_ms`]).
+    lease_ms: i64,
 }
 
 impl Deliverer {
@@ -173,6 +175,7 @@ impl Deliverer {
             }
         }
         let deliverer = Arc::new(Deliverer {
+            lease_ms: lease_ms(state.service),
             state,
             invoker,
             queries,
@@ -209,19 +212,18 @@ impl Deliverer {
             let now = now_ms();
             let look = room > 0 && (woken || outbox::any_due(self.db(), now).await.unwrap_or(true));
             let limit = if look { room } else { 0 };
-            let taken = match outbox::take(self.db(), &delivered, now, now + self.lease_ms(), limit)
-                .await
-            {
-                Ok(taken) => {
-                    delivered.clear();
-                    taken
-                }
-                Err(e) => {
-                    // The delivered rows are removed next time.
-                    eprintln!("svc: the functions' outbox could not be read: {e}");
-                    Vec::new()
-                }
-            };
+            let taken =
+                match outbox::take(self.db(), &delivered, now, now + self.lease_ms, limit).await {
+                    Ok(taken) => {
+                        delivered.clear();
+                        taken
+                    }
+                    Err(e) => {
+                        // The delivered rows are removed next time.
+                        eprintln!("svc: the functions' outbox could not be read: {e}");
+                        Vec::new()
+                    }
+                };
             let busy = !taken.is_empty();
             for row in taken {
                 let me = self.clone();
@@ -274,21 +276,6 @@ impl Deliverer {
             }
         }
         delivered
-    }
-
-    /// How long a taken row is left to this deliverer: the longest function timeout, and 15 s
-    /// for the rest. A server that stops in the middle of a delivery leaves its row to the next
-    /// deliverer after that.
-    fn lease_ms(&self) -> i64 {
-        let longest = self
-            .state
-            .service
-            .functions
-            .iter()
-            .map(|f| f.timeout())
-            .max()
-            .unwrap_or_default();
-        i64::try_from((longest + Duration::from_secs(15)).as_millis()).unwrap_or(i64::MAX)
     }
 
     /// One attempt at a row.
@@ -362,6 +349,19 @@ impl Deliverer {
             ),
         }
     }
+}
+
+/// How long a taken row is left to a deliverer: the longest function timeout of `service`, and
+/// 15 s for the rest. A server that stops in the middle of a delivery leaves its row to the next
+/// deliverer after that.
+fn lease_ms(service: &ServiceMeta) -> i64 {
+    let longest = service
+        .functions
+        .iter()
+        .map(|f| f.timeout())
+        .max()
+        .unwrap_or_default();
+    i64::try_from((longest + Duration::from_secs(15)).as_millis()).unwrap_or(i64::MAX)
 }
 
 /// What an attempt at a row came to.

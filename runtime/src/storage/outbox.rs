@@ -129,12 +129,9 @@ pub async fn take(
             .push(", \"attempts\" = \"attempts\" + 1 WHERE \"lease\" <= ")
             .bind(now.into())
             .push(" AND \"id\" IN (SELECT \"id\" FROM ")
-            .ident(OUTBOX_TABLE)
-            .push(" WHERE NOT \"failed\" AND \"due\" <= ")
-            .bind(now.into())
-            .push(" AND \"lease\" <= ")
-            .bind(now.into())
-            .push(&format!(" ORDER BY \"id\" LIMIT {limit}"));
+            .ident(OUTBOX_TABLE);
+        push_due(&mut sql, now);
+        sql.push(&format!(" ORDER BY \"id\" LIMIT {limit}"));
         if db.backend() == Backend::Postgres {
             // Instances on one database skip each other's rows rather than wait for them.
             sql.push(" FOR UPDATE SKIP LOCKED");
@@ -165,14 +162,18 @@ pub async fn take(
 /// Whether some row is due at `now` and not leased (a read, before taking rows).
 pub async fn any_due(db: &Db, now: i64) -> Result<bool, DbErr> {
     let mut sql = db.sql();
-    sql.push("SELECT 1 FROM ")
-        .ident(OUTBOX_TABLE)
-        .push(" WHERE NOT \"failed\" AND \"due\" <= ")
+    sql.push("SELECT 1 FROM ").ident(OUTBOX_TABLE);
+    push_due(&mut sql, now);
+    sql.push(" LIMIT 1");
+    Ok(db.reader().one(sql).await?.is_some())
+}
+
+/// ` WHERE` the row is due at `now`, not leased and not failed.
+fn push_due(sql: &mut Sql, now: i64) {
+    sql.push(" WHERE NOT \"failed\" AND \"due\" <= ")
         .bind(now.into())
         .push(" AND \"lease\" <= ")
-        .bind(now.into())
-        .push(" LIMIT 1");
-    Ok(db.reader().one(sql).await?.is_some())
+        .bind(now.into());
 }
 
 /// Records a failed attempt of row `id`: attempted again at `due`, or never (`None`: the row
