@@ -258,8 +258,16 @@ fn story(name: &str, database_url: Option<&str>) {
         hello,
         json!({ "data": { "hello": { "message": "Hello svc" } } })
     );
-    // Its invocation is in the server's log, which `svc logs --function` picks out.
-    let calls = sandbox.ok(&dir, &["logs", "--function", "hello"]);
+    // Its invocation is in the server's log, which `svc logs --function` picks out. The server
+    // writes function records from a thread of their own, after the response: wait for it.
+    let mut calls = String::new();
+    for _ in 0..100 {
+        calls = sandbox.ok(&dir, &["logs", "--function", "hello"]);
+        if !calls.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     assert_eq!(calls.lines().count(), 1, "{calls}");
     assert!(
         calls.contains(" SUCCESS ") && calls.contains(r#"{"returnValue":{"message":"Hello svc"}}"#),
@@ -353,7 +361,22 @@ fn story(name: &str, database_url: Option<&str>) {
             "  age: Int! @migrationValue(value: \"18\")\n",
         );
     std::fs::write(dir.join("types.graphql"), types).expect("write types.graphql");
-    let out = sandbox.ok(&dir, &deploy);
+    // With Node.js, also a JavaScript resolver whose module depends on a package: the deploy
+    // runs `npm install` for it.
+    let javascript = node_and_npm();
+    if javascript {
+        add_javascript_resolver(&dir);
+    }
+    let deployed = sandbox.svc(&dir, &deploy);
+    assert!(deployed.status.success(), "{}", stderr(&deployed));
+    let out = String::from_utf8_lossy(&deployed.stdout).into_owned();
+    if javascript {
+        assert!(
+            stderr(&deployed).contains("Installing the dependencies of `greet`: npm install in ."),
+            "{}",
+            stderr(&deployed)
+        );
+    }
     assert!(
         out.contains("Rename the field `User.name` to `fullName`"),
         "{out}"
@@ -373,6 +396,24 @@ fn story(name: &str, database_url: Option<&str>) {
         "{renamed}"
     );
 
+    if javascript {
+        let greeted = query(&simple, None, r#"{ greet(name: "Ada") { message } }"#);
+        assert_eq!(
+            greeted,
+            json!({ "data": { "greet": { "message": "Hello Ada, from a package" } } })
+        );
+        // What the handler wrote through `console` is in its invocation's log record.
+        let mut calls = String::new();
+        for _ in 0..100 {
+            calls = sandbox.ok(&dir, &["logs", "--function", "greet"]);
+            if !calls.is_empty() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        assert!(calls.contains("greeting Ada"), "{calls}");
+    }
+
     // down stops the server.
     let out = sandbox.ok(&dir, &["down"]);
     assert!(out.contains("Stopped the server"), "{out}");
@@ -383,6 +424,67 @@ fn story(name: &str, database_url: Option<&str>) {
     eprintln!(
         "the {name} story took {:.1} s",
         started.elapsed().as_secs_f64()
+    );
+}
+
+/// Whether `node` and `npm` are on the PATH; outside CI their absence skips the JavaScript part
+/// of the story, after a notice.
+fn node_and_npm() -> bool {
+    let runs = |program: &str| {
+        Command::new(program)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if runs("node") && runs("npm") {
+        return true;
+    }
+    assert!(
+        !std::env::var("CI").is_ok_and(|v| v == "true"),
+        "CI=true, but `node` or `npm` is not on the PATH"
+    );
+    eprintln!("notice: `node` or `npm` is missing; skipping the JavaScript resolver of the story");
+    false
+}
+
+/// Adds the resolver `greet` to the service in `dir`: a JavaScript module that greets with a
+/// package (`greeter`, a local one, so no registry is needed) named in the service's
+/// `package.json`.
+fn add_javascript_resolver(dir: &Path) {
+    let write = |path: &str, text: &str| {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("a directory");
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    };
+    write(
+        "package.json",
+        r#"{ "name": "e2e-functions", "private": true, "dependencies": { "greeter": "file:./greeter" } }"#,
+    );
+    write(
+        "greeter/package.json",
+        r#"{ "name": "greeter", "version": "1.0.0", "main": "index.js" }"#,
+    );
+    write(
+        "greeter/index.js",
+        "module.exports = (name) => `Hello ${name}, from a package`;\n",
+    );
+    write(
+        "src/greet.js",
+        "const greeter = require('greeter');\n\
+         module.exports = async (event) => {\n  \
+           console.log('greeting', event.data.name);\n  \
+           return { data: { message: greeter(event.data.name) } };\n};\n",
+    );
+    write(
+        "src/greet.graphql",
+        "type GreetPayload {\n  message: String!\n}\n\nextend type Query {\n  greet(name: String!): GreetPayload\n}\n",
+    );
+    let svc_yml = std::fs::read_to_string(dir.join("svc.yml")).expect("svc.yml");
+    write(
+        "svc.yml",
+        &format!(
+            "{svc_yml}  greet:\n    type: resolver\n    schema: ./src/greet.graphql\n    handler:\n      code: ./src/greet.js\n"
+        ),
     );
 }
 

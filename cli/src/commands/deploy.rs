@@ -1,11 +1,13 @@
-//! `svc deploy`: builds the service, migrates the target's database with the service binary's
-//! `migrate`, and (re)starts the local server in the background.
+//! `svc deploy`: builds the service, installs its JavaScript handlers' npm dependencies (where a
+//! `package.json` is), migrates the target's database with the service binary's `migrate`, and
+//! (re)starts the local server in the background.
 
 use std::process::Command;
 
 use anyhow::{Context as _, Result, bail};
 
 use super::context::{Context, TargetArg};
+use super::dependencies;
 use crate::project::Metadata;
 use crate::server;
 
@@ -40,6 +42,9 @@ pub fn deploy(args: &DeployArgs) -> Result<()> {
     let database_url = args.database_url.clone().or_else(|| ctx.database_url());
     ctx.service.build()?;
     let meta = ctx.service.metadata()?;
+    if !args.dry_run {
+        install_dependencies(&ctx.service.dir)?;
+    }
     let destructive = migrate(&meta, database_url.as_deref(), args)?;
     if args.dry_run {
         if destructive && !args.force {
@@ -103,6 +108,15 @@ pub fn deploy(args: &DeployArgs) -> Result<()> {
     println!("  Playground:  {base}/simple/v1/{id}");
     println!("  System API:  {base}/system");
     Ok(())
+}
+
+/// `npm install` for the JavaScript handlers' `package.json` files, when there are any.
+fn install_dependencies(dir: &std::path::Path) -> Result<()> {
+    let model = svc_generator::frontend::load(&dir.join("svc.yml"))
+        .map_err(|failure| anyhow::anyhow!("{}", failure.to_string().trim_end()))?
+        .model
+        .into_inner();
+    dependencies::install(dir, &dependencies::packages(dir, &model))
 }
 
 /// Runs `<binary> migrate`, prints its plan, and returns whether the plan has destructive steps.

@@ -3,6 +3,7 @@
 //! `export` and `import` move the service's data as NDF archives ([`ndf`]).
 
 mod context;
+mod dependencies;
 mod deploy;
 mod down;
 mod info;

@@ -1,13 +1,17 @@
 //! JavaScript handlers (`code:`) on a real Node.js: `legacy` (a CommonJS before-hook on
-//! `Tag.update`, with an environment, `service/src/legacy.js`) and `jsHello` (an ES module
+//! `Tag.update`, with an environment, `service/src/legacy.js`), `jsHello` (an ES module
 //! resolver that calls back into the Simple API with the event's root token,
-//! `service/src/jsHello.mjs`). A handler that throws, never answers, exits its process or
+//! `service/src/jsHello.mjs`) and `jsOrders` (an async server-side subscription handler,
+//! `service/src/jsOrders.js`). A handler that throws, never answers, exits its process or
 //! allocates without bound fails the mutation with 5008 and writes nothing; the next invocation
 //! gets a fresh worker.
 
+use std::time::{Duration, Instant};
+
 use serde_json::json;
 
-use super::Functions;
+use super::subscriptions::unique;
+use super::{Functions, receiver};
 
 db_cases! {
     /// A CommonJS before-hook changes and refuses input; its failures are 5008 with their text
@@ -76,6 +80,56 @@ db_cases! {
 }
 
 db_cases! {
+    /// A server-side subscription with an async JavaScript handler (`jsOrders`, which passes
+    /// events on to the receiver's `/subscription/js`): invoked after the commit with the
+    /// query's result, only for the events its filter lets through; while it throws (the
+    /// receiver refuses), the event is delivered again.
+    async fn a_javascript_subscription_handler_is_invoked_until_it_succeeds(db) {
+        let Some(f) = Functions::start(db).await else { return };
+        let create = async |text: &str| {
+            let out = f
+                .gql_vars(
+                    r#"mutation($text: String!) { createOrder(text: $text, status: "closed") { id } }"#,
+                    json!({ "text": text }),
+                )
+                .await;
+            out["data"]["createOrder"]["id"].as_str().unwrap_or_else(|| panic!("{out}")).to_owned()
+        };
+        let delivered = |text: &str| {
+            receiver::received("/subscription/js", |d| d["Order"]["node"]["text"] == text)
+        };
+        let skipped = unique("plain", db);
+        create(&skipped).await;
+        let text = unique("js", db);
+        receiver::down(&text, 2);
+        let id = create(&text).await;
+        let start = Instant::now();
+        let got = loop {
+            let got = delivered(&text);
+            if got.iter().any(|r| r.status == 200) {
+                break got;
+            }
+            assert!(start.elapsed() < Duration::from_secs(15), "not delivered: {got:#?}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let statuses: Vec<u16> = got.iter().map(|r| r.status).collect();
+        assert_eq!(statuses, vec![503, 503, 200]);
+        let event = &got[2].event;
+        assert_eq!(
+            event["data"],
+            json!({ "Order": { "mutation": "CREATED", "node": { "id": id, "text": text } } }),
+            "{event}"
+        );
+        assert!(event["context"]["graphcool"]["rootToken"].is_string(), "{event}");
+        assert_eq!(event["context"]["graphcool"]["serviceId"], super::ID);
+        // Delivered once; the order its filter does not let through, never.
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        assert_eq!(delivered(&text).len(), 3);
+        assert!(delivered(&skipped).is_empty());
+    }
+}
+
+db_cases! {
     /// A service with JavaScript handlers does not start without Node.js, and says which
     /// functions need it and how to name the binary.
     async fn without_node_the_server_does_not_start(db) {
@@ -91,7 +145,10 @@ db_cases! {
         .expect("the spawning thread");
         let Err(e) = started else { panic!("the server started without Node.js") };
         let message = e.to_string();
-        assert!(message.contains("`legacy`, `jsHello`, `itemAfter`, `libHello`"), "{message}");
+        assert!(
+            message.contains("`legacy`, `jsHello`, `jsOrders`, `itemAfter`, `libHello`"),
+            "{message}"
+        );
         assert!(message.contains("/nonexistent/bin/node"), "{message}");
         assert!(message.contains("--node / SVC_NODE"), "{message}");
     }

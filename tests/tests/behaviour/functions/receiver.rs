@@ -25,8 +25,8 @@ pub struct Received {
 }
 
 static EVENTS: Mutex<Vec<Received>> = Mutex::new(Vec::new());
-/// How many more deliveries of the order with each text `/subscription/order` refuses (with a
-/// 503): the receiver is "down" for them.
+/// How many more deliveries of the order with each text `/subscription/order` and
+/// `/subscription/js` refuse (with a 503): the receiver is "down" for them.
 static DOWN: Mutex<Option<HashMap<String, u32>>> = Mutex::new(None);
 /// Ids of posts whose delete the `guardDelete` hook refuses.
 static PROTECTED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
@@ -80,8 +80,8 @@ pub fn protect(id: &str) {
         .insert(id.to_owned());
 }
 
-/// Makes `/subscription/order` refuse the next `times` deliveries of the order whose text is
-/// `text` (`u32::MAX`: until [`up`]).
+/// Makes `/subscription/order` and `/subscription/js` refuse the next `times` deliveries of the
+/// order whose text is `text` (`u32::MAX`: until [`up`]).
 pub fn down(text: &str, times: u32) {
     DOWN.lock()
         .unwrap()
@@ -250,7 +250,7 @@ async fn answer(path: &str, data: &Value) -> (u16, String) {
                 { "total": values.len() },
             ] }))
         }
-        "/subscription/order" => {
+        "/subscription/order" | "/subscription/js" => {
             let text = data["Order"]["node"]["text"].as_str().unwrap_or_default();
             let refused = DOWN
                 .lock()

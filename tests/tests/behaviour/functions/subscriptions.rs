@@ -15,7 +15,7 @@ use super::{Functions, ID};
 const PATH: &str = "/subscription/order";
 
 /// A text no other test (or the other database's run of this one) uses.
-fn unique(what: &str, db: crate::support::Db) -> String {
+pub(super) fn unique(what: &str, db: crate::support::Db) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default()
