@@ -298,10 +298,31 @@ fn last_lines(tail: &str) -> String {
 mod tests {
     use super::*;
 
+    /// Whether `node` runs; outside CI its absence skips the test, after a notice (the README
+    /// says so).
+    fn node_present() -> bool {
+        let runs = std::process::Command::new("node")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !runs {
+            assert!(
+                !std::env::var("CI").is_ok_and(|v| v == "true"),
+                "CI=true, but `node` is not on the PATH"
+            );
+            eprintln!("notice: `node` is missing; skipping this test of the Node.js workers");
+        }
+        runs
+    }
+
     async fn pool() -> Arc<NodePool> {
+        pool_of(1).await
+    }
+
+    async fn pool_of(workers: usize) -> Arc<NodePool> {
         NodePool::start(NodeOptions {
             binary: "node".to_owned(),
-            workers: 1,
+            workers,
             memory_mb: 64,
         })
         .await
@@ -319,6 +340,9 @@ mod tests {
     /// only; a module is loaded once.
     #[tokio::test]
     async fn modules_of_every_kind_run_and_log() {
+        if !node_present() {
+            return;
+        }
         let dir = std::env::temp_dir().join(format!("svc-node-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a directory");
         let pool = pool().await;
@@ -382,6 +406,63 @@ mod tests {
         let missing = dir.join("missing.js");
         let ran = pool.invoke(&missing, &[], &json!({}), second).await;
         assert!(ran.outcome.unwrap_err().contains("Cannot find module"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Invocations run at once on a pool of several workers: one waits for a file that only a
+    /// later invocation writes. On a pool of one worker the later invocation waits for the first,
+    /// which therefore times out.
+    #[tokio::test]
+    async fn a_pool_runs_invocations_at_once() {
+        if !node_present() {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("svc-node-pool-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a directory");
+        let rendezvous = module(
+            &dir,
+            "rendezvous.js",
+            "const fs = require('fs');\n\
+             module.exports = async (e) => {\n\
+               if (e.data.write) { fs.writeFileSync(e.data.file, 'here'); return { data: 'wrote' }; }\n\
+               while (!fs.existsSync(e.data.file)) await new Promise((r) => setTimeout(r, 10));\n\
+               return { data: 'met' };\n\
+             };",
+        );
+        for (workers, met) in [(2, true), (1, false)] {
+            let pool = pool_of(workers).await;
+            let file = dir.join(format!("flag-{workers}"));
+            let file = file.display().to_string();
+            let waiting = json!({"data": {"file": file}});
+            let wait = pool.invoke(&rendezvous, &[], &waiting, Duration::from_secs(3));
+            let write = async {
+                // The waiting invocation takes the first worker.
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                pool.invoke(
+                    &rendezvous,
+                    &[],
+                    &json!({"data": {"file": file, "write": true}}),
+                    Duration::from_secs(10),
+                )
+                .await
+            };
+            let (waited, wrote) = tokio::join!(wait, write);
+            assert_eq!(
+                wrote.outcome,
+                Ok(json!({"data": "wrote"})),
+                "{workers} workers"
+            );
+            if met {
+                assert_eq!(
+                    waited.outcome,
+                    Ok(json!({"data": "met"})),
+                    "{workers} workers"
+                );
+            } else {
+                let error = waited.outcome.expect_err("one worker: the wait times out");
+                assert!(error.contains("did not answer"), "{error}");
+            }
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
