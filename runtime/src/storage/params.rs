@@ -89,6 +89,24 @@ pub fn lite_param<'a>(val: &'a Val, field: &FieldMeta) -> LiteParam<'a> {
     }
 }
 
+/// Values compared with a column of `field`'s type, as the text of a JSON array whose
+/// elements each database turns back into what [`to_db`] binds: numbers, `0`/`1` for SQLite's
+/// booleans, timestamps as text (how a long `_in` list travels as one parameter).
+pub fn value_array(vals: &[Val], field: &FieldMeta, backend: Backend) -> String {
+    use serde_json::Value as J;
+    let json = |val: &Val| match to_db(val, field, backend) {
+        Value::Int(Some(i)) => J::from(i),
+        Value::BigInt(Some(i)) => J::from(i),
+        Value::Double(Some(f)) => serde_json::Number::from_f64(f).map_or(J::Null, J::Number),
+        Value::Bool(Some(b)) if backend == Backend::Sqlite => J::from(i64::from(b)),
+        Value::Bool(Some(b)) => J::from(b),
+        Value::String(Some(s)) => J::String(s),
+        Value::ChronoDateTimeUtc(Some(d)) => J::String(format_datetime(&d)),
+        _ => J::Null,
+    };
+    J::Array(vals.iter().map(json).collect()).to_string()
+}
+
 /// Ids as the text of a JSON array (how a batch of ids travels as one parameter).
 pub fn id_array<'a>(ids: impl IntoIterator<Item = &'a str>) -> String {
     serde_json::Value::Array(

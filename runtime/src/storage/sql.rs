@@ -6,8 +6,12 @@
 use sea_orm::{DbBackend, Statement, Value};
 
 use super::db::Backend;
-use super::params::{id_array, to_db};
-use crate::model::{FieldMeta, Val};
+use super::params::{id_array, to_db, value_array};
+use crate::model::{FieldMeta, Kind, Val};
+
+/// The longest `IN` list written with a placeholder per value; a longer one is bound as one
+/// JSON array (SQLite allows 32 766 placeholders per statement, PostgreSQL 65 535).
+const MAX_LISTED: usize = 32;
 
 /// SQL text plus its parameters, built left to right.
 #[derive(Debug)]
@@ -114,6 +118,44 @@ impl Sql {
             self.push("::citext");
         }
         self
+    }
+
+    /// Appends ` IN (…)` (` NOT IN (…)` when `negate`) of the preceding column of `field` with
+    /// `vals`: a placeholder per value for a short list; for a long one, one parameter holding
+    /// them as a JSON array, so that a list of any length is one statement.
+    pub fn value_in(&mut self, vals: &[Val], field: &FieldMeta, negate: bool) -> &mut Self {
+        self.push(if negate { " NOT IN (" } else { " IN (" });
+        if vals.len() <= MAX_LISTED {
+            for (i, v) in vals.iter().enumerate() {
+                if i > 0 {
+                    self.push(", ");
+                }
+                self.param(v, field);
+            }
+            return self.push(")");
+        }
+        let param = Value::String(Some(value_array(vals, field, self.backend)));
+        match self.backend {
+            Backend::Sqlite => self
+                .push("SELECT value FROM json_each(")
+                .bind(param)
+                .push("))"),
+            Backend::Postgres => {
+                let ty = match field.kind {
+                    Kind::String => "citext",
+                    Kind::Int => "bigint",
+                    Kind::Float => "double precision",
+                    Kind::Boolean => "boolean",
+                    Kind::DateTime => "timestamptz",
+                    Kind::Id | Kind::Json | Kind::Enum | Kind::Relation => "text",
+                };
+                self.push("SELECT CAST(v AS ")
+                    .push(ty)
+                    .push(") FROM json_array_elements_text(")
+                    .bind(param)
+                    .push("::json) AS l(v))")
+            }
+        }
     }
 
     /// Appends ` IN (<ids>)` with the ids bound as one JSON array parameter, so a batch of any

@@ -43,12 +43,7 @@ pub fn render(cond: &Cond, meta: &ModelMeta, alias: &str, sql: &mut Sql) {
             negate,
         } => {
             let f = &meta.fields[*field];
-            sql.col(alias, f.name)
-                .push(if *negate { " NOT IN (" } else { " IN (" });
-            sql.join(vals, ", ", |s, v| {
-                s.param(v, f);
-            });
-            sql.push(")");
+            sql.col(alias, f.name).value_in(vals, f, *negate);
         }
         Cond::Like {
             field,

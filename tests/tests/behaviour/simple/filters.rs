@@ -156,6 +156,60 @@ db_tests! {
         ]).await;
     }
 
+    /// `_in` and `_not_in` lists longer than a statement's placeholders allow (they travel as
+    /// one parameter): the same matches as short lists, for every kind, with the same
+    /// case-insensitive text comparison; up to a million values in a variable.
+    async fn long_in_lists(srv) {
+        let p = four_posts(srv).await;
+        let padded = |head: &[String], pad: &dyn Fn(usize) -> String| {
+            let mut all: Vec<String> = head.to_vec();
+            all.extend((0..100).map(pad));
+            all.join(", ")
+        };
+        let quoted = |v: &str| format!("\"{v}\"");
+        let text = padded(&[quoted("GAMMA"), quoted("Alpha"), quoted("omega")], &|i| quoted(&format!("s{i}")));
+        let ids = padded(&[quoted(&p.delta), quoted(&p.alpha)], &|i| quoted(&format!("c{i:024}")));
+        let votes = padded(&["2".into(), "10".into()], &|i| (1000 + i).to_string());
+        let ratings = padded(&["0.5".into(), "1.25".into()], &|i| format!("{i}.75"));
+        let dates = padded(
+            &[quoted("2015-05-05T05:05:05.005Z"), quoted("2018-03-03T03:03:03.003Z")],
+            &|i| quoted(&format!("{}-01-01T00:00:00.000Z", 1900 + i)),
+        );
+        let statuses = padded(&["DRAFT".into(), "ARCHIVED".into()], &|i| {
+            if i % 2 == 0 { "DRAFT".into() } else { "ARCHIVED".into() }
+        });
+        let cases: Vec<(String, &[&str])> = vec![
+            (format!("{{ slug_in: [{text}] }}"), &["alpha", "gamma"]),
+            (format!("{{ slug_not_in: [{text}] }}"), &["beta", "delta"]),
+            (format!("{{ id_in: [{ids}] }}"), &["alpha", "delta"]),
+            (format!("{{ id_not_in: [{ids}] }}"), &["beta", "gamma"]),
+            (format!("{{ votes_in: [{votes}] }}"), &["beta", "delta"]),
+            (format!("{{ votes_not_in: [{votes}] }}"), &["alpha", "gamma"]),
+            (format!("{{ rating_in: [{ratings}] }}"), &["beta", "gamma"]),
+            (format!("{{ rating_not_in: [{ratings}] }}"), &["alpha", "delta"]),
+            (format!("{{ publishedAt_in: [{dates}] }}"), &["beta", "delta"]),
+            (format!("{{ publishedAt_not_in: [{dates}] }}"), &["alpha", "gamma"]),
+            (format!("{{ status_in: [{statuses}] }}"), &["beta", "gamma"]),
+            (format!("{{ status_not_in: [{statuses}] }}"), &["alpha", "delta"]),
+        ];
+        let cases: Vec<(&str, &[&str])> = cases.iter().map(|(f, e)| (f.as_str(), *e)).collect();
+        check(srv, &cases).await;
+
+        // A million values, most of them alike, in a variable.
+        let mut many = vec![serde_json::json!("ALPHA")];
+        many.extend(std::iter::repeat_n(serde_json::json!("x"), 999_999));
+        let many = Value::Array(many);
+        for (filter, expected) in [("slug_in", &["alpha"][..]), ("slug_not_in", &["beta", "gamma", "delta"])] {
+            let out = srv
+                .gql_vars(
+                    &format!("query($v: [String!]) {{ allPosts(filter: {{ {filter}: $v }}) {{ slug }} }}"),
+                    serde_json::json!({ "v": many }),
+                )
+                .await;
+            assert_eq!(out, list_of("allPosts", "slug", expected), "{filter}");
+        }
+    }
+
     /// Sibling keys are ANDed; `AND`/`OR` nest; empty `AND: []`/`OR: []` match everything.
     async fn and_or_nesting(srv) {
         four_posts(srv).await;
