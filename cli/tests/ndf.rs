@@ -208,6 +208,7 @@ impl Service {
             node: "node".into(),
             node_workers: 2,
             node_memory_mb: 256,
+            limits: svc_runtime::Limits::default(),
         };
         let running = svc_runtime::spawn::<example_model::Service>(options)
             .unwrap_or_else(|e| panic!("cannot start example-model on {}: {e}", database.url));

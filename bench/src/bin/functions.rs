@@ -136,6 +136,7 @@ async fn run() -> Result<(), String> {
         node: "node".into(),
         node_workers: 2,
         node_memory_mb: 256,
+        limits: svc_runtime::Limits::default(),
     };
     let running =
         tokio::task::spawn_blocking(move || svc_runtime::spawn::<service::Service>(options))

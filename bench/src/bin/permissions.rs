@@ -111,6 +111,7 @@ async fn run() -> Result<(), String> {
         node: "node".into(),
         node_workers: 2,
         node_memory_mb: 256,
+        limits: svc_runtime::Limits::default(),
     };
     let running =
         tokio::task::spawn_blocking(move || svc_runtime::spawn::<example_model::Service>(options))

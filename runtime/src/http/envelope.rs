@@ -47,12 +47,24 @@ pub(super) struct Envelope<'a> {
     pub(super) origin: &'a engine::Origin,
     /// How many requests a plan answered.
     pub(super) direct: AtomicU32,
+    /// The most requests a batch may hold.
+    pub(super) max_batch: usize,
 }
 
 impl Envelope<'_> {
     /// Runs a body of the client APIs: one request object, or a batch (a JSON array of them).
     pub(super) async fn run<E: Executor>(&self, schema: &E, body: &[u8]) -> Answer {
         match serde_json::from_slice::<serde_json::Value>(body) {
+            Ok(serde_json::Value::Array(items)) if items.len() > self.max_batch => Answer {
+                body: to_json(&serde_json::json!({
+                    "error": format!(
+                        "A batch may hold at most {} requests; this one holds {}. Send them in several batches.",
+                        self.max_batch,
+                        items.len()
+                    ),
+                })),
+                outcome: Outcome::Rejected,
+            },
             Ok(serde_json::Value::Array(items)) => {
                 let mut out = vec![b'['];
                 for (i, item) in items.into_iter().enumerate() {

@@ -39,10 +39,38 @@ use crate::model::ServiceDef;
 use crate::plan::{Api, Plans};
 use nulls::Nullability;
 
-/// How deep a query may nest, and how many fields it may select; generous enough for every
-/// introspection query of graphql-js clients, small enough to stop abusive queries.
-const MAX_DEPTH: usize = 32;
-const MAX_COMPLEXITY: usize = 20_000;
+/// The bounds of what one request of a client may ask for (each a flag and an `SVC_*`
+/// variable; docs/operations.md lists them). The defaults are generous enough for every
+/// introspection query of graphql-js clients and every body the seed's limits allow, small
+/// enough that a hostile client cannot take the server's memory.
+#[derive(Debug, Clone, PartialEq, clap::Args)]
+pub struct Limits {
+    /// The most bytes a request body may hold (the seed's 10 MB import limit is the largest
+    /// body any endpoint needs); larger bodies are refused with HTTP 413. Uploads have their
+    /// own limit (`--max-upload-bytes`).
+    #[arg(long, env = "SVC_MAX_BODY_BYTES", default_value_t = 10 * 1024 * 1024)]
+    pub max_body_bytes: usize,
+    /// The most GraphQL requests one batch (a JSON array body) may hold.
+    #[arg(long, env = "SVC_MAX_BATCH", default_value_t = 100)]
+    pub max_batch: usize,
+    /// How deep a query's selections may nest.
+    #[arg(long, env = "SVC_MAX_DEPTH", default_value_t = 32)]
+    pub max_depth: usize,
+    /// How many fields a query may select, aliases and fragments spread out.
+    #[arg(long, env = "SVC_MAX_COMPLEXITY", default_value_t = 20_000)]
+    pub max_complexity: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_body_bytes: 10 * 1024 * 1024,
+            max_batch: 100,
+            max_depth: 32,
+            max_complexity: 20_000,
+        }
+    }
+}
 
 /// Response header carrying the number of SQL statements a request ran.
 pub const STATEMENTS_HEADER: &str = "Svc-Sql-Statements";
@@ -76,6 +104,8 @@ pub struct Service<S: ServiceDef> {
     pub(super) times: SocketTimes,
     /// The most characters of element text an NDF export response holds.
     pub(super) export_page_limit: usize,
+    /// What one request may ask for.
+    pub(super) limits: Limits,
     /// The Image API, and through it the File API's store and addresses; `None` serves no
     /// files.
     pub(super) images: Option<crate::files::images::Images>,
@@ -103,6 +133,7 @@ impl<S: ServiceDef> Service<S> {
         service_id: String,
         alias: String,
         master_token: Option<String>,
+        limits: Limits,
     ) -> Self {
         let tables = Tables::of::<S>();
         let closing = tokio::sync::watch::channel(false);
@@ -115,8 +146,8 @@ impl<S: ServiceDef> Service<S> {
         .data(state.clone())
         .data(tables.clone())
         .data(hub.clone())
-        .limit_depth(MAX_DEPTH)
-        .limit_complexity(MAX_COMPLEXITY)
+        .limit_depth(limits.max_depth)
+        .limit_complexity(limits.max_complexity)
         .finish();
         let permissions = Schema::build(
             PermissionQuery::<S>::default(),
@@ -125,8 +156,8 @@ impl<S: ServiceDef> Service<S> {
         )
         .data(state.clone())
         .data(tables.clone())
-        .limit_depth(MAX_DEPTH)
-        .limit_complexity(MAX_COMPLEXITY)
+        .limit_depth(limits.max_depth)
+        .limit_complexity(limits.max_complexity)
         .finish();
         // The Relay API's model types have its relation fields: its schema and the field types
         // of its null propagation are built in its shape.
@@ -142,8 +173,8 @@ impl<S: ServiceDef> Service<S> {
             .data(relay::Writes::of::<S>())
             .data(relay::ViewerFields::of::<S>())
             .data(Shape::Relay)
-            .limit_depth(MAX_DEPTH)
-            .limit_complexity(MAX_COMPLEXITY)
+            .limit_depth(limits.max_depth)
+            .limit_complexity(limits.max_complexity)
             .finish();
             (
                 schema,
@@ -167,6 +198,7 @@ impl<S: ServiceDef> Service<S> {
             relay_plans: Plans::new(Api::Relay),
             times: SocketTimes::default(),
             export_page_limit: crate::ndf::DEFAULT_PAGE_LIMIT,
+            limits,
             export_resumes: Arc::default(),
             images: None,
             stop_requested: Arc::new(tokio::sync::watch::channel(false).0),
@@ -308,12 +340,13 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
         ids
     };
     use routes::{PERMISSIONS, RELAY, SIMPLE};
+    let max_body_bytes = service.limits.max_body_bytes;
     service.spawn_closer();
     let service = web::Data::new(service);
     let server = HttpServer::new(move || {
         let mut app = App::new()
             .app_data(service.clone())
-            .app_data(web::PayloadConfig::new(MAX_BODY_BYTES));
+            .app_data(web::PayloadConfig::new(max_body_bytes));
         for id in &own_ids {
             app = app
                 .service(
@@ -447,10 +480,6 @@ impl Closing {
         }
     }
 }
-
-/// Requests larger than this are refused (the import limit of the seed is the largest body any
-/// endpoint takes).
-const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
 
 /// The introspection query of graphql-js (`getIntrospectionQuery` with `specifiedByUrl` and
 /// `directiveIsRepeatable`), served as `schema.json`.

@@ -334,6 +334,7 @@ async fn client_api<S: ServiceDef>(
         principal: &principal,
         origin: &origin,
         direct: AtomicU32::new(0),
+        max_batch: service.limits.max_batch,
     };
     let answer = match api {
         PERMISSIONS => cx.run(&service.permissions, body).await,

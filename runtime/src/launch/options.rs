@@ -88,6 +88,9 @@ pub struct Options {
     /// with 5008 and its worker is replaced.
     #[arg(long, env = "SVC_NODE_MEMORY_MB", default_value_t = 256)]
     pub node_memory_mb: u32,
+    /// What one request of a client may ask for.
+    #[command(flatten)]
+    pub limits: crate::http::Limits,
 }
 
 /// Secrets stay out of debug output.
@@ -117,6 +120,7 @@ impl fmt::Debug for Options {
             .field("node", &self.node)
             .field("node_workers", &self.node_workers)
             .field("node_memory_mb", &self.node_memory_mb)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -132,5 +136,46 @@ pub(super) fn redact(url: &str) -> String {
             }
         }
         _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        options: super::Options,
+    }
+
+    /// The request limits are flags whose defaults are `Limits::default()` (what servers built
+    /// without flags, such as the tests', use).
+    #[test]
+    fn limits_are_flags_with_their_defaults() {
+        let cli = Cli::try_parse_from(["svc"]).expect("no flags");
+        assert_eq!(cli.options.limits, crate::http::Limits::default());
+        let cli = Cli::try_parse_from([
+            "svc",
+            "--max-batch",
+            "5",
+            "--max-depth",
+            "8",
+            "--max-complexity",
+            "300",
+            "--max-body-bytes",
+            "1000",
+        ])
+        .expect("the limits' flags");
+        let limits = cli.options.limits;
+        assert_eq!(
+            (
+                limits.max_batch,
+                limits.max_depth,
+                limits.max_complexity,
+                limits.max_body_bytes
+            ),
+            (5, 8, 300, 1000)
+        );
     }
 }

@@ -245,6 +245,7 @@ pub async fn start<S: ServiceDef>(
         service_id.clone(),
         alias.clone(),
         options.master_token,
+        options.limits,
     )
     .with_socket_times(times)
     .with_export_page_limit(export_page_limit)

@@ -196,6 +196,7 @@ pub fn options(
         node: "node".into(),
         node_workers: 2,
         node_memory_mb: 256,
+        limits: svc_runtime::Limits::default(),
     }
 }
 
@@ -335,6 +336,7 @@ impl Server {
             node: "node".into(),
             node_workers: 2,
             node_memory_mb: 256,
+            limits: svc_runtime::Limits::default(),
         };
         let observers = self.observers.clone();
         let running = tokio::task::spawn_blocking(move || {

@@ -431,6 +431,7 @@ db_cases! {
                 node: "node".into(),
                 node_workers: 2,
                 node_memory_mb: 256,
+                limits: svc_runtime::Limits::default(),
             };
             tokio::task::spawn_blocking(move || svc_runtime::spawn::<example_model::Service>(options))
                 .await

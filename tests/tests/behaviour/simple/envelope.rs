@@ -2,7 +2,7 @@
 //! JSON text, 3024, syntax and validation error shapes, 3016, id and alias, the playground,
 //! `/status`, `Request-Id`, CORS.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::{
     ALIAS, REQUEST_ID, SERVICE_ID, assert_validation_error, body_json, four_posts, is_request_id,
@@ -70,6 +70,34 @@ db_tests! {
             ])
         );
         assert_eq!(srv.post_json(&json!([])).await, json!([]));
+    }
+
+    /// A batch holds at most `--max-batch` requests (100 by default): a longer one is refused
+    /// whole with a clear error, and none of its requests runs.
+    async fn batch_length_is_limited(srv) {
+        let creates = |n: usize| {
+            let all = (0..n).map(|i| {
+                json!({ "query": format!("mutation {{ createCategory(name: \"batched-{i}\") {{ name }} }}") })
+            });
+            Value::Array(all.collect())
+        };
+        let count = async || {
+            srv.gql(r#"{ _allCategoriesMeta(filter: { name_starts_with: "batched" }) { count } }"#).await
+                ["data"]["_allCategoriesMeta"]["count"].clone()
+        };
+        let refused = srv.post_json(&creates(101)).await;
+        assert_eq!(
+            refused,
+            json!({ "error": "A batch may hold at most 100 requests; this one holds 101. Send them in several batches." })
+        );
+        assert_eq!(count().await, 0, "nothing of the refused batch ran");
+        let res = srv.post_json(&creates(100)).await;
+        assert_eq!(res.as_array().map(Vec::len), Some(100), "{res}");
+        assert_eq!(count().await, 100);
+        // 5 000 requests in one body, as a hostile client sends them.
+        let many = Value::Array(vec![json!({ "query": "{ allPosts(first: 1000) { id } }" }); 5000]);
+        let refused = srv.post_json(&many).await;
+        assert!(refused["error"].as_str().is_some_and(|e| e.contains("this one holds 5000")), "{refused}");
     }
 
     /// `variables` may be an object or a string holding JSON; `operationName` picks the
