@@ -258,16 +258,8 @@ fn story(name: &str, database_url: Option<&str>) {
         hello,
         json!({ "data": { "hello": { "message": "Hello svc" } } })
     );
-    // Its invocation is in the server's log, which `svc logs --function` picks out. The server
-    // writes function records from a thread of their own, after the response: wait for it.
-    let mut calls = String::new();
-    for _ in 0..100 {
-        calls = sandbox.ok(&dir, &["logs", "--function", "hello"]);
-        if !calls.is_empty() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    // Its invocation is in the server's log, which `svc logs --function` picks out.
+    let calls = function_calls(&sandbox, &dir, "hello");
     assert_eq!(calls.lines().count(), 1, "{calls}");
     assert!(
         calls.contains(" SUCCESS ") && calls.contains(r#"{"returnValue":{"message":"Hello svc"}}"#),
@@ -403,14 +395,7 @@ fn story(name: &str, database_url: Option<&str>) {
             json!({ "data": { "greet": { "message": "Hello Ada, from a package" } } })
         );
         // What the handler wrote through `console` is in its invocation's log record.
-        let mut calls = String::new();
-        for _ in 0..100 {
-            calls = sandbox.ok(&dir, &["logs", "--function", "greet"]);
-            if !calls.is_empty() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
+        let calls = function_calls(&sandbox, &dir, "greet");
         assert!(calls.contains("greeting Ada"), "{calls}");
     }
 
@@ -425,6 +410,20 @@ fn story(name: &str, database_url: Option<&str>) {
         "the {name} story took {:.1} s",
         started.elapsed().as_secs_f64()
     );
+}
+
+/// `svc logs --function NAME`, once it prints something (at most 10 s): the server writes
+/// function records from a thread of their own, after the response.
+fn function_calls(sandbox: &Sandbox, dir: &Path, name: &str) -> String {
+    let mut calls = String::new();
+    for _ in 0..100 {
+        calls = sandbox.ok(dir, &["logs", "--function", name]);
+        if !calls.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    calls
 }
 
 /// Whether `node` and `npm` are on the PATH; outside CI their absence skips the JavaScript part

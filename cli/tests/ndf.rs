@@ -190,9 +190,6 @@ impl Service {
             alias: Some("example".into()),
             secret: Some(SECRET.into()),
             master_token: Some(MASTER_TOKEN.into()),
-            keepalive_ms: 10_000,
-            idle_timeout_ms: 3_600_000,
-            init_timeout_ms: 3_000,
             export_page_limit,
             file_store: Some(
                 std::env::temp_dir()
@@ -200,15 +197,7 @@ impl Service {
                     .display()
                     .to_string(),
             ),
-            max_upload_bytes: svc_runtime::files::DEFAULT_MAX_UPLOAD,
-            files_url: None,
-            public_url: None,
-            function_attempts: 10,
-            function_backoff_ms: 1_000,
-            node: "node".into(),
-            node_workers: 2,
-            node_memory_mb: 256,
-            limits: svc_runtime::Limits::default(),
+            ..Default::default()
         };
         let running = svc_runtime::spawn::<example_model::Service>(options)
             .unwrap_or_else(|e| panic!("cannot start example-model on {}: {e}", database.url));

@@ -38,7 +38,6 @@ pub mod query;
 pub mod storage;
 
 pub use engine::{Change, ChangeKind, EdgeChange, Observer};
-pub use http::Limits;
 pub use launch::{Options, Running, StartError, run, spawn, spawn_observed};
 pub use model::ServiceDef;
 

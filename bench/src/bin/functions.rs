@@ -122,21 +122,8 @@ async fn run() -> Result<(), String> {
         service_id: Some("bench".into()),
         alias: Some("bench".into()),
         secret: Some("svc-bench-secret-0123456789abcdef".into()),
-        master_token: None,
-        keepalive_ms: 10_000,
-        idle_timeout_ms: 3_600_000,
-        init_timeout_ms: 3_000,
-        export_page_limit: 10_000_000,
         file_store: Some(dir.join("files").display().to_string()),
-        max_upload_bytes: svc_runtime::files::DEFAULT_MAX_UPLOAD,
-        files_url: None,
-        public_url: None,
-        function_attempts: 10,
-        function_backoff_ms: 1_000,
-        node: "node".into(),
-        node_workers: 2,
-        node_memory_mb: 256,
-        limits: svc_runtime::Limits::default(),
+        ..Default::default()
     };
     let running =
         tokio::task::spawn_blocking(move || svc_runtime::spawn::<service::Service>(options))

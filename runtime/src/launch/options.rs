@@ -2,8 +2,10 @@
 
 use std::fmt;
 
-/// Deployment settings of a running service.
-#[derive(Clone, Default, clap::Args)]
+/// Deployment settings of a running service. [`Options::default`] is what the flags default to
+/// without an environment (a server started from code, such as the tests', sets what it needs
+/// and takes the rest from it).
+#[derive(Clone, clap::Args)]
 pub struct Options {
     /// Port to listen on (0 picks a free port).
     #[arg(long, env = "SVC_PORT", default_value_t = 60000)]
@@ -93,6 +95,33 @@ pub struct Options {
     pub limits: crate::http::Limits,
 }
 
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            port: 60000,
+            database_url: None,
+            service_id: None,
+            alias: None,
+            secret: None,
+            master_token: None,
+            keepalive_ms: 10_000,
+            idle_timeout_ms: 3_600_000,
+            init_timeout_ms: 3_000,
+            export_page_limit: 10_000_000,
+            file_store: None,
+            max_upload_bytes: crate::files::DEFAULT_MAX_UPLOAD,
+            files_url: None,
+            public_url: None,
+            function_attempts: 10,
+            function_backoff_ms: 1_000,
+            node: "node".to_owned(),
+            node_workers: 2,
+            node_memory_mb: 256,
+            limits: crate::http::Limits::default(),
+        }
+    }
+}
+
 /// Secrets stay out of debug output.
 impl fmt::Debug for Options {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -149,11 +178,14 @@ mod tests {
         options: super::Options,
     }
 
-    /// The request limits are flags whose defaults are `Limits::default()` (what servers built
-    /// without flags, such as the tests', use).
+    /// `Options::default()` is what the flags default to; the request limits are flags.
     #[test]
     fn limits_are_flags_with_their_defaults() {
         let cli = Cli::try_parse_from(["svc"]).expect("no flags");
+        assert_eq!(
+            format!("{:?}", cli.options),
+            format!("{:?}", super::Options::default())
+        );
         assert_eq!(cli.options.limits, crate::http::Limits::default());
         let cli = Cli::try_parse_from([
             "svc",

@@ -126,12 +126,9 @@ impl Sql {
     pub fn value_in(&mut self, vals: &[Val], field: &FieldMeta, negate: bool) -> &mut Self {
         self.push(if negate { " NOT IN (" } else { " IN (" });
         if vals.len() <= MAX_LISTED {
-            for (i, v) in vals.iter().enumerate() {
-                if i > 0 {
-                    self.push(", ");
-                }
-                self.param(v, field);
-            }
+            self.join(vals, ", ", |s, v| {
+                s.param(v, field);
+            });
             return self.push(")");
         }
         let param = Value::String(Some(value_array(vals, field, self.backend)));

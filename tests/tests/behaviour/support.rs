@@ -182,21 +182,8 @@ pub fn options(
         service_id: Some(service_id.into()),
         alias: Some(alias.into()),
         secret: Some(SECRET.into()),
-        master_token: None,
-        keepalive_ms: 10_000,
-        idle_timeout_ms: 3_600_000,
-        init_timeout_ms: 3_000,
-        export_page_limit: 10_000_000,
         file_store: Some(file_store),
-        max_upload_bytes: svc_runtime::files::DEFAULT_MAX_UPLOAD,
-        files_url: None,
-        public_url: None,
-        function_attempts: 10,
-        function_backoff_ms: 1_000,
-        node: "node".into(),
-        node_workers: 2,
-        node_memory_mb: 256,
-        limits: svc_runtime::Limits::default(),
+        ..Default::default()
     }
 }
 
@@ -329,14 +316,7 @@ impl Server {
             export_page_limit: self.export_page_limit,
             file_store: Some(self.store.location.clone()),
             max_upload_bytes: self.max_upload,
-            files_url: None,
-            public_url: None,
-            function_attempts: 10,
-            function_backoff_ms: 1_000,
-            node: "node".into(),
-            node_workers: 2,
-            node_memory_mb: 256,
-            limits: svc_runtime::Limits::default(),
+            ..Default::default()
         };
         let observers = self.observers.clone();
         let running = tokio::task::spawn_blocking(move || {

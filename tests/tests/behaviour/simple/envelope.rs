@@ -100,6 +100,24 @@ db_tests! {
         assert!(refused["error"].as_str().is_some_and(|e| e.contains("this one holds 5000")), "{refused}");
     }
 
+    /// A body over `--max-body-bytes` (10 MiB by default) is refused with HTTP 413, and
+    /// nothing of it runs.
+    async fn body_size_is_limited(srv) {
+        let padding = " ".repeat(10 * 1024 * 1024);
+        let body = format!(r#"{{"query": "mutation {{ createCategory(name: \"too-big\") {{ name }} }}"{padding}}}"#);
+        let res = srv
+            .client()
+            .post(srv.api())
+            .header("Content-Type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("an answer");
+        assert_eq!(res.status().as_u16(), 413);
+        let count = srv.gql(r#"{ _allCategoriesMeta(filter: { name: "too-big" }) { count } }"#).await;
+        assert_eq!(count["data"]["_allCategoriesMeta"]["count"], 0, "{count}");
+    }
+
     /// `variables` may be an object or a string holding JSON; `operationName` picks the
     /// operation.
     async fn variables_object_or_json_text(srv) {
