@@ -52,7 +52,9 @@ pub async fn list<R: Record>(req: &Arc<Request>, page: Page, flags: bool) -> Api
         sql.push(") AS ").push(OUTER);
         push_order(&mut sql, meta, OUTER, &page.read_order());
     }
+    req.counter().within_budget()?;
     let rows = req.reads().all(sql).await?;
+    req.counter().read_nodes(rows.len())?;
     let mut out = decode_all::<R>(&rows)?;
     if flagged {
         let flags = rows

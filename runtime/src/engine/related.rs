@@ -189,12 +189,17 @@ pub async fn page<R: Record>(
     page: Page,
     flags: bool,
 ) -> ApiResult<Vec<R>> {
+    // The node budget counts each field's nodes, also those of a read shared with other
+    // fields (aliases of one relation field read once, and are returned once each).
+    req.counter().within_budget()?;
     let query = RelQuery::new(at.owner, at.field, Spec::Page(page), flags);
     match Batch::<RelationReads>::load(req, (query, at.parent.to_owned())).await? {
-        Loaded::Rows(rows) => rows
-            .iter()
-            .map(|row| R::decode(row).map_err(ApiError::from))
-            .collect(),
+        Loaded::Rows(rows) => {
+            req.counter().read_nodes(rows.len())?;
+            rows.iter()
+                .map(|row| R::decode(row).map_err(ApiError::from))
+                .collect()
+        }
         Loaded::Count(_) => Err(ApiError::Internal("a page read returned a count".into())),
     }
 }

@@ -166,7 +166,7 @@ impl Envelope<'_> {
     /// Runs `plan`; `None` when the executor must answer. The statements of a run that gives
     /// up are not counted.
     async fn direct(&self, plan: &Plan, variables: &Variables) -> Option<Vec<u8>> {
-        let counter = Counter::new();
+        let counter = Counter::with_node_budget(self.counter.nodes_left());
         let run = plan::Execution {
             plan,
             db: &self.state.db,
@@ -177,6 +177,10 @@ impl Envelope<'_> {
         };
         let out = run.execute().await?;
         self.counter.add(counter.get());
+        // Within the budget: the run gives up otherwise.
+        let _ = self
+            .counter
+            .read_nodes(usize::try_from(counter.nodes()).unwrap_or(usize::MAX));
         Some(out)
     }
 }

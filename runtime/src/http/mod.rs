@@ -59,6 +59,20 @@ pub struct Limits {
     /// How many fields a query may select, aliases and fragments spread out.
     #[arg(long, env = "SVC_MAX_COMPLEXITY", default_value_t = 20_000)]
     pub max_complexity: usize,
+    /// How many nodes the list fields of one request (a batch counts as one) may read in all.
+    #[arg(long, env = "SVC_MAX_NODES", default_value_t = 100_000)]
+    pub max_nodes: u64,
+    /// How many subscriptions one subscription socket may run at once.
+    #[arg(long, env = "SVC_MAX_SOCKET_SUBSCRIPTIONS", default_value_t = 100)]
+    pub max_socket_subscriptions: usize,
+    /// How many messages a client may send on one subscription socket per second (as a burst,
+    /// then at that rate); 0 for no bound.
+    #[arg(long, env = "SVC_MAX_SOCKET_MESSAGES", default_value_t = 100)]
+    pub max_socket_messages: u32,
+    /// How many subscription sockets may be open from one IP address; 0 for no bound. Behind
+    /// a load balancer every socket comes from its address: raise it, or set 0.
+    #[arg(long, env = "SVC_MAX_SOCKETS_PER_ADDRESS", default_value_t = 1000)]
+    pub max_sockets_per_address: usize,
 }
 
 impl Default for Limits {
@@ -68,6 +82,10 @@ impl Default for Limits {
             max_batch: 100,
             max_depth: 32,
             max_complexity: 20_000,
+            max_nodes: 100_000,
+            max_socket_subscriptions: 100,
+            max_socket_messages: 100,
+            max_sockets_per_address: 1000,
         }
     }
 }

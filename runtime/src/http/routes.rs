@@ -300,7 +300,7 @@ async fn client_api<S: ServiceDef>(
             None,
         );
     }
-    let counter = Arc::new(Counter::new());
+    let counter = Arc::new(Counter::with_node_budget(service.limits.max_nodes));
     let principal = service
         .auth()
         .resolve(&service.state.db, &counter, authorization(req))

@@ -197,6 +197,8 @@ mod tests {
             "300",
             "--max-body-bytes",
             "1000",
+            "--max-nodes",
+            "70",
         ])
         .expect("the limits' flags");
         let limits = cli.options.limits;
@@ -205,9 +207,10 @@ mod tests {
                 limits.max_batch,
                 limits.max_depth,
                 limits.max_complexity,
-                limits.max_body_bytes
+                limits.max_body_bytes,
+                limits.max_nodes
             ),
-            (5, 8, 300, 1000)
+            (5, 8, 300, 1000, 70)
         );
     }
 }

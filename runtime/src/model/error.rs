@@ -32,6 +32,8 @@ pub enum ApiError {
     InvalidLastArgument,
     InvalidSkipArgument,
     TooManyNodesRequested(i32),
+    /// 2041 (our text): the request's list fields read more nodes than `--max-nodes`.
+    TooManyNodesInRequest(u64),
     FilterCannotBeNullOnToManyField(&'static str),
     /// 3011: an edge to a node that does not exist.
     NodeDoesNotExist(String),
@@ -109,6 +111,9 @@ impl ApiError {
             ApiError::TooManyNodesRequested(n) => {
                 format!("You requested {n} nodes. We will only return up to 1000 nodes per query.")
             }
+            ApiError::TooManyNodesInRequest(budget) => format!(
+                "This request reads more than {budget} nodes, the most one request may read. Ask for fewer nodes, or split the request."
+            ),
             ApiError::FilterCannotBeNullOnToManyField(f) => {
                 format!("The field '{f}' is a toMany relation. This cannot be filtered by null.")
             }
@@ -157,7 +162,7 @@ impl ApiError {
             ApiError::InvalidFirstArgument => 3026,
             ApiError::InvalidLastArgument => 3027,
             ApiError::InvalidSkipArgument => 3028,
-            ApiError::TooManyNodesRequested(_) => 2041,
+            ApiError::TooManyNodesRequested(_) | ApiError::TooManyNodesInRequest(_) => 2041,
             ApiError::FilterCannotBeNullOnToManyField(_) => 3033,
             ApiError::NodeDoesNotExist(_) => 3011,
             ApiError::NodeNotFound(_) => 3013,

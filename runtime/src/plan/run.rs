@@ -138,7 +138,7 @@ impl Execution<'_> {
                     let args = self.resolve(args)?;
                     let filter = ListArgs::from_values(meta, &args)?.count_filter().ok()?;
                     let sql = count_sql(self.backend(), meta, filter.as_ref());
-                    let rows = self.exec().rows(sql).await.ok()?;
+                    let rows = self.read(sql).await?;
                     let count = match rows.first() {
                         Some(row) => row.int64(0).ok()??,
                         None => 0,
@@ -234,7 +234,7 @@ impl Execution<'_> {
         let facts = page.trim_probe(&mut rows);
         let count = if conn.counts() {
             let sql = count_sql(self.backend(), meta, page.filter.as_ref());
-            let rows = self.exec().rows(sql).await.ok()?;
+            let rows = self.read(sql).await?;
             Some(match rows.first() {
                 Some(row) => count_to_i32(row.int64(0).ok()??),
                 None => 0,
@@ -391,7 +391,15 @@ impl Execution<'_> {
     async fn rows(&self, statement: impl FnOnce(&mut Sql)) -> Option<Vec<Row>> {
         let mut sql = self.db.sql();
         statement(&mut sql);
-        self.exec().rows(sql).await.ok()
+        self.read(sql).await
+    }
+
+    /// The rows of `sql`, counted against the request's node budget; `None` (the executor
+    /// answers, and reports the budget) when the statement fails or the budget is spent.
+    async fn read(&self, sql: Sql) -> Option<Vec<Row>> {
+        let rows = self.exec().rows(sql).await.ok()?;
+        self.counter.read_nodes(rows.len()).ok()?;
+        Some(rows)
     }
 
     /// The nodes of `object`'s model that `nodes` selects and the related nodes of the
@@ -446,7 +454,7 @@ impl Execution<'_> {
     /// Runs a [`Self::read_joined`] statement and finds its nodes and each node's related
     /// nodes.
     async fn joined_rows(&self, object: &Object, inner: &Object, sql: Sql) -> Option<Fetched> {
-        let rows = self.exec().rows(sql).await.ok()?;
+        let rows = self.read(sql).await?;
         let offset = object.columns.len();
         // The related node's parent: null in the row of a node without related nodes.
         let parent_at = offset + inner.columns.len();
@@ -496,7 +504,7 @@ impl Execution<'_> {
     ) -> Option<HashMap<String, Vec<Row>>> {
         let (sql, parent_col, _) =
             page_statement(self.backend(), field, page, parents, None, Some(columns)).ok()?;
-        by_parent(self.exec().rows(sql).await.ok()?, parent_col, page).ok()
+        by_parent(self.read(sql).await?, parent_col, page).ok()
     }
 
     /// Reads what the relation fields of `object` need for `rows`, one statement per relation
@@ -557,7 +565,7 @@ impl Execution<'_> {
                         } else {
                             let sql =
                                 count_statement(self.backend(), field, filter.as_ref(), &parents);
-                            by_parent_count(self.exec().rows(sql).await.ok()?).ok()?
+                            by_parent_count(self.read(sql).await?).ok()?
                         };
                         rels.push(Rel::Counts(counts));
                     }
@@ -584,7 +592,7 @@ impl Execution<'_> {
                         let counts = if conn.counts() && !parents.is_empty() {
                             let filter = page.filter.as_ref();
                             let sql = count_statement(self.backend(), field, filter, &parents);
-                            Some(by_parent_count(self.exec().rows(sql).await.ok()?).ok()?)
+                            Some(by_parent_count(self.read(sql).await?).ok()?)
                         } else {
                             conn.counts().then(HashMap::new)
                         };

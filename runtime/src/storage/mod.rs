@@ -30,6 +30,6 @@ pub use params::{id_array, to_db};
 pub use plan_reads::{InlineReads, PlanReads};
 pub use postgres::listen::{Listener, NOTIFY_SCHEMA_CHANGED, SCHEMA_CHANGED, events_channel};
 pub use row::Row;
-pub use run::{Counted, Counter, Statements};
+pub use run::{Counted, Counter, OverBudget, Statements};
 pub use sql::Sql;
 pub use transaction::{OrmTx, Tx};

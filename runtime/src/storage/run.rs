@@ -2,7 +2,7 @@
 //! [`Counted`], which counts what a request runs (the count is reported in a response header
 //! and used by the tests that guard against N+1 queries).
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use sea_orm::{ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbErr};
 
@@ -10,6 +10,7 @@ use super::db::{Backend, Pool};
 use super::row::Row;
 use super::sql::Sql;
 use super::transaction::Tx;
+use crate::model::ApiError;
 
 /// Something that runs statements: a pool of connections or a transaction. Rows come back as
 /// [`Row`]s, read through `Cells` whichever driver read them.
@@ -84,22 +85,87 @@ impl Statements for Tx {
     }
 }
 
-/// Counts the statements a request runs.
-#[derive(Debug, Default)]
-pub struct Counter(AtomicU32);
+/// Counts the statements a request runs, and the nodes its list fields read against the
+/// request's node budget (`--max-nodes`).
+#[derive(Debug)]
+pub struct Counter {
+    statements: AtomicU32,
+    nodes: AtomicU64,
+    budget: u64,
+}
+
+impl Default for Counter {
+    fn default() -> Self {
+        Counter::new()
+    }
+}
+
+/// A request read more nodes than its budget: the budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OverBudget(pub u64);
 
 impl Counter {
+    /// A counter without a node budget.
     pub const fn new() -> Self {
-        Counter(AtomicU32::new(0))
+        Counter::with_node_budget(u64::MAX)
     }
 
+    /// A counter whose request may read at most `budget` nodes in its list fields.
+    pub const fn with_node_budget(budget: u64) -> Self {
+        Counter {
+            statements: AtomicU32::new(0),
+            nodes: AtomicU64::new(0),
+            budget,
+        }
+    }
+
+    /// The statements counted.
     pub fn get(&self) -> u32 {
-        self.0.load(Ordering::Relaxed)
+        self.statements.load(Ordering::Relaxed)
     }
 
     /// Counts `n` statements (run elsewhere, by a part of the request that kept its own count).
     pub fn add(&self, n: u32) {
-        self.0.fetch_add(n, Ordering::Relaxed);
+        self.statements.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// The nodes counted.
+    pub fn nodes(&self) -> u64 {
+        self.nodes.load(Ordering::Relaxed)
+    }
+
+    /// The nodes the request may still read.
+    pub fn nodes_left(&self) -> u64 {
+        self.budget.saturating_sub(self.nodes())
+    }
+
+    /// `Err` once the request has read more than its budget: a list field then fails before
+    /// its statement runs.
+    pub fn within_budget(&self) -> Result<(), OverBudget> {
+        if self.nodes() > self.budget {
+            Err(OverBudget(self.budget))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Counts `n` nodes a list field read; `Err` once the request has read more than its
+    /// budget (the rows are read by then: the budget bounds what a request holds to one
+    /// statement's rows past it).
+    pub fn read_nodes(&self, n: usize) -> Result<(), OverBudget> {
+        let n = u64::try_from(n).unwrap_or(u64::MAX);
+        let before = self.nodes.fetch_add(n, Ordering::Relaxed);
+        if before.saturating_add(n) > self.budget {
+            Err(OverBudget(self.budget))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl From<OverBudget> for ApiError {
+    fn from(OverBudget(budget): OverBudget) -> Self {
+        ApiError::TooManyNodesInRequest(budget)
     }
 }
 

@@ -206,6 +206,7 @@ pub struct Server {
     export_page_limit: usize,
     /// The most bytes one upload may hold.
     max_upload: u64,
+    limits: svc_runtime::http::Limits,
     /// Where the server stores uploaded files.
     pub store: crate::stores::TestStore,
     /// Declared last: dropped after the server has stopped.
@@ -276,6 +277,7 @@ impl Server {
             socket_timeouts: (IDLE_TIMEOUT_MS, INIT_TIMEOUT_MS),
             export_page_limit: 10_000_000,
             max_upload: svc_runtime::files::DEFAULT_MAX_UPLOAD,
+            limits: svc_runtime::http::Limits::default(),
             store: crate::stores::TestStore::create(crate::stores::Store::Local, &unique_name())
                 .expect("a local store"),
             database,
@@ -302,6 +304,15 @@ impl Server {
         Some(srv)
     }
 
+    /// Starts a server on a fresh database with the bounds `limits` on what a client asks.
+    pub async fn start_with_limits(db: Db, limits: svc_runtime::http::Limits) -> Option<Server> {
+        let database = TestDatabase::create(db).await?;
+        let mut srv = Server::unstarted(database, Vec::new());
+        srv.limits = limits;
+        srv.launch(Some(SECRET)).await;
+        Some(srv)
+    }
+
     async fn launch(&mut self, secret: Option<&str>) {
         let options = svc_runtime::Options {
             port: 0,
@@ -316,6 +327,7 @@ impl Server {
             export_page_limit: self.export_page_limit,
             file_store: Some(self.store.location.clone()),
             max_upload_bytes: self.max_upload,
+            limits: self.limits.clone(),
             ..Default::default()
         };
         let observers = self.observers.clone();

@@ -8,6 +8,7 @@
 //! do not wait for it. The group's stream ends when its last member leaves.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -43,6 +44,42 @@ pub(crate) struct Groups {
     pub evaluations: AtomicU64,
     /// Messages queued to clients (one per event per member).
     pub messages: AtomicU64,
+    /// Open sockets by the client's address.
+    addresses: Arc<Mutex<HashMap<IpAddr, usize>>>,
+}
+
+/// An open socket's place in the count of its address; dropping it leaves.
+pub(crate) struct AddressSlot {
+    addresses: Arc<Mutex<HashMap<IpAddr, usize>>>,
+    ip: IpAddr,
+}
+
+impl Drop for AddressSlot {
+    fn drop(&mut self) {
+        let mut addresses = self.addresses.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = addresses.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                addresses.remove(&self.ip);
+            }
+        }
+    }
+}
+
+impl Groups {
+    /// A place for one more socket from `ip`; `None` when `max` are open (0: no bound).
+    pub(crate) fn admit(&self, ip: IpAddr, max: usize) -> Option<AddressSlot> {
+        let mut addresses = self.addresses.lock().unwrap_or_else(|e| e.into_inner());
+        let open = addresses.entry(ip).or_default();
+        if max > 0 && *open >= max {
+            return None;
+        }
+        *open += 1;
+        Some(AddressSlot {
+            addresses: self.addresses.clone(),
+            ip,
+        })
+    }
 }
 
 /// One group: its members, and whether its stream has ended.

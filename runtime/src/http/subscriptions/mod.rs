@@ -38,7 +38,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 pub(super) use self::groups::Groups;
-use self::groups::{GroupKey, Member, Membership};
+use self::groups::{AddressSlot, GroupKey, Member, Membership};
 use super::Service;
 use super::routes::project_not_found;
 use crate::auth::Principal;
@@ -180,6 +180,26 @@ pub(super) fn upgrade<S: ServiceDef>(
             v05_keepalive: false,
         },
     };
+    let limits = &service.limits;
+    let slot = match req.peer_addr() {
+        Some(peer) => match service
+            .groups
+            .admit(peer.ip(), limits.max_sockets_per_address)
+        {
+            Some(slot) => Some(slot),
+            None => {
+                let body = json!({
+                    "error": format!(
+                        "Too many subscription sockets are open from this address (at most {}). Close one, or share one socket among subscriptions.",
+                        limits.max_sockets_per_address
+                    ),
+                });
+                return Ok(HttpResponse::TooManyRequests().json(body));
+            }
+        },
+        None => None,
+    };
+    let rate = Rate::new(limits.max_socket_messages);
     let (mut response, session, messages) = actix_ws::handle(&req, body)?;
     if let Some(name) = chosen {
         response.headers_mut().insert(
@@ -198,6 +218,8 @@ pub(super) fn upgrade<S: ServiceDef>(
         session,
         principal: None,
         running: HashMap::new(),
+        rate,
+        _slot: slot,
     };
     let messages = messages
         .max_frame_size(MAX_MESSAGE)
@@ -243,6 +265,40 @@ struct Socket<S: ServiceDef> {
     /// The principal of the init payload; `None` before init.
     principal: Option<Principal>,
     running: HashMap<String, Running>,
+    /// The messages the client may still send now.
+    rate: Rate,
+    /// The socket's place in the count of its address.
+    _slot: Option<AddressSlot>,
+}
+
+/// The bound on a socket's incoming messages: a bucket of `per_second` messages, refilled at
+/// that rate (`None`: no bound).
+struct Rate {
+    per_second: u32,
+    bucket: Option<(f64, Instant)>,
+}
+
+impl Rate {
+    fn new(per_second: u32) -> Rate {
+        let bucket = (per_second > 0).then(|| (f64::from(per_second), Instant::now()));
+        Rate { per_second, bucket }
+    }
+
+    /// Takes one message from the bucket; false when it is empty.
+    fn take(&mut self) -> bool {
+        let Some((left, at)) = self.bucket.as_mut() else {
+            return true;
+        };
+        let now = Instant::now();
+        let cap = f64::from(self.per_second);
+        *left = (*left + now.duration_since(*at).as_secs_f64() * cap).min(cap);
+        *at = now;
+        if *left < 1.0 {
+            return false;
+        }
+        *left -= 1.0;
+        true
+    }
 }
 
 /// A running subscription of a socket.
@@ -330,6 +386,14 @@ impl<S: ServiceDef> Socket<S> {
                 }
                 message = messages.next() => {
                     heard = Instant::now();
+                    if message.as_ref().is_some_and(Result::is_ok) && !self.rate.take() {
+                        let reason = format!(
+                            "Too many messages: at most {} a second",
+                            self.rate.per_second
+                        );
+                        let _ = self.out.try_send(Outgoing::Close(CloseCode::Policy, reason));
+                        break;
+                    }
                     match message {
                         Some(Ok(AggregatedMessage::Text(text))) => {
                             if !self.receive(&text).await {
@@ -590,6 +654,17 @@ impl<S: ServiceDef> Socket<S> {
     /// Starts the subscription `id` from a request payload (`query`, `variables`,
     /// `operationName`); the message of its first error when it cannot start.
     async fn start(&mut self, id: &Value, payload: &Value, flavour: Flavour) -> Result<(), String> {
+        let max = self.service.limits.max_socket_subscriptions;
+        if self.running.len() >= max {
+            // Subscriptions whose stream ended keep their id until stopped; they do not count.
+            self.running.retain(|_, r| r.membership.is_live());
+        }
+        let this = key(Some(id));
+        if self.running.keys().filter(|k| **k != this).count() >= max {
+            return Err(format!(
+                "A socket may run at most {max} subscriptions at once; stop one before starting another."
+            ));
+        }
         let query = payload.get("query").and_then(Value::as_str).unwrap_or("");
         let document = match async_graphql::parser::parse_query(query) {
             Ok(document) => document,

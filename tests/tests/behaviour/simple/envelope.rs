@@ -5,8 +5,8 @@
 use serde_json::{Value, json};
 
 use crate::support::{
-    ALIAS, REQUEST_ID, SERVICE_ID, assert_validation_error, body_json, four_posts, is_request_id,
-    list_of,
+    ALIAS, REQUEST_ID, SERVICE_ID, Server, assert_validation_error, body_json, four_posts,
+    is_request_id, list_of,
 };
 
 db_tests! {
@@ -296,5 +296,54 @@ db_tests! {
         assert!(get("access-control-allow-methods").contains("post"), "methods: {}", get("access-control-allow-methods"));
         let headers = get("access-control-allow-headers");
         assert!(headers == "*" || (headers.contains("content-type") && headers.contains("authorization")), "headers: {headers}");
+    }
+}
+
+db_cases! {
+    /// The list fields of one request, a batch counting as one, read at most `--max-nodes`
+    /// nodes in all (the aliases of one list field and the nested lists of a relation count
+    /// alike): past it, error 2041 with our text, whichever engine answers.
+    async fn node_budget_per_request(db) {
+        let limits = svc_runtime::http::Limits { max_nodes: 250, ..Default::default() };
+        let Some(srv) = Server::start_with_limits(db, limits).await else { return };
+        let user = srv.create("User", r#"email: "budget@example.com", name: "Budget""#).await;
+        let creates: String = (0..100)
+            .map(|i| format!(r#"p{i}: createPost(slug: "budget-{i}", title: "t{i}", authorId: "{user}") {{ id }} "#))
+            .collect();
+        srv.data(&format!("mutation {{ {creates}}}")).await;
+        let aliases = |n: usize| -> String {
+            (0..n).map(|i| format!("a{i}: allPosts(first: 100) {{ id }} ")).collect()
+        };
+        let refused = |res: &Value| {
+            res["errors"].as_array().is_some_and(|errors| {
+                errors.iter().any(|e| {
+                    e["code"] == 2041
+                        && e["message"] == "This request reads more than 250 nodes, the most one request may read. Ask for fewer nodes, or split the request."
+                })
+            })
+        };
+        // 200 nodes: within the budget.
+        let two = srv.gql(&format!("{{ {} }}", aliases(2))).await;
+        assert!(two["errors"].is_null(), "{two}");
+        assert_eq!(two["data"]["a1"].as_array().map(Vec::len), Some(100));
+        // 300 nodes: refused.
+        let three = srv.gql(&format!("{{ {} }}", aliases(3))).await;
+        assert!(refused(&three), "{three}");
+        // A relation's nodes count: 1 user + 100 posts, three times.
+        let nested: String = (0..3)
+            .map(|i| format!("u{i}: allUsers {{ posts(first: 100) {{ id }} }} "))
+            .collect();
+        let res = srv.gql(&format!("{{ {nested} }}")).await;
+        assert!(refused(&res), "{res}");
+        let one = srv.gql("{ allUsers { posts(first: 100) { id } } }").await;
+        assert!(one["errors"].is_null(), "{one}");
+        // A batch is one request: 200 + 200 nodes.
+        let query = json!({ "query": format!("{{ {} }}", aliases(2)) });
+        let batch = srv.post_json(&json!([query.clone(), query])).await;
+        assert!(batch[0]["errors"].is_null(), "{batch}");
+        assert!(refused(&batch[1]), "{batch}");
+        // The budget is per request: the next one starts again.
+        let again = srv.gql(&format!("{{ {} }}", aliases(2))).await;
+        assert!(again["errors"].is_null(), "{again}");
     }
 }

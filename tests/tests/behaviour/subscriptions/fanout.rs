@@ -396,3 +396,140 @@ async fn fragmented_and_oversized_messages() {
     let frame = close_frame(&mut ws).await;
     assert_eq!(code_and_reason(&frame), (1009, "The message is too large"));
 }
+
+/// The bounds on what one client does with subscription sockets: the sockets open from one
+/// address (past it the upgrade is refused with 429, and a closed socket frees its place), the
+/// subscriptions one socket runs (past it the start gets an error; replacing or stopping one
+/// makes room), and the messages a socket's client sends per second (past it the socket is
+/// closed with 1008).
+#[tokio::test]
+async fn socket_limits() {
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+    let limits = svc_runtime::http::Limits {
+        max_sockets_per_address: 2,
+        max_socket_subscriptions: 3,
+        max_socket_messages: 20,
+        ..Default::default()
+    };
+    let srv = Server::start_with_limits(Db::Sqlite, limits)
+        .await
+        .expect("SQLite is always available");
+    let try_connect = async || {
+        let url = format!(
+            "ws://127.0.0.1:{}/subscriptions/v1/{}",
+            srv.port,
+            crate::support::ALIAS
+        );
+        let request = url.into_client_request().expect("a request");
+        tokio_tungstenite::connect_async(request).await
+    };
+    let mut first = legacy(&srv, json!({})).await;
+    let second = legacy(&srv, json!({})).await;
+    match try_connect().await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+            assert_eq!(response.status().as_u16(), 429);
+            let body = String::from_utf8_lossy(response.body().as_deref().unwrap_or_default())
+                .into_owned();
+            assert!(
+                body.contains(
+                    "Too many subscription sockets are open from this address (at most 2)"
+                ),
+                "{body}"
+            );
+        }
+        other => panic!("a third socket from one address: {other:?}"),
+    }
+    // Closing one frees its place (once the server has seen the close).
+    drop(second);
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let mut third = loop {
+        match try_connect().await {
+            Ok((ws, _)) => break ws,
+            Err(_) if tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("the closed socket's place was not freed: {e}"),
+        }
+    };
+
+    // Three subscriptions run; a fourth is refused with an error for its id.
+    let query = "subscription { Post { mutation } }";
+    for id in ["1", "2", "3"] {
+        start(&mut first, json!(id), query).await;
+    }
+    start(&mut first, json!("4"), query).await;
+    assert_eq!(
+        next(&mut first).await,
+        Some(json!({
+            "id": "4",
+            "type": "error",
+            "payload": { "message": "A socket may run at most 3 subscriptions at once; stop one before starting another." },
+        }))
+    );
+    // Starting a running id again replaces it; stopping one makes room.
+    start(&mut first, json!("1"), query).await;
+    send(&mut first, json!({ "id": "2", "type": "stop" })).await;
+    start(&mut first, json!("4"), query).await;
+    sync(&mut first).await;
+    let created = mutate(
+        &srv,
+        r#"mutation { createPost(slug: "limits", title: "T") { id } }"#,
+    )
+    .await;
+    assert!(created["createPost"]["id"].is_string(), "{created}");
+    let mut heard = Vec::new();
+    for _ in 0..3 {
+        let message = next(&mut first).await.expect("an event");
+        assert_eq!(
+            message["payload"]["data"]["Post"]["mutation"], "CREATED",
+            "{message}"
+        );
+        heard.push(message["id"].as_str().expect("an id").to_owned());
+    }
+    heard.sort();
+    assert_eq!(heard, ["1", "3", "4"]);
+
+    // 40 messages at once: past the 20 a second, the socket is closed with 1008.
+    send(
+        &mut third,
+        json!({ "type": "connection_init", "payload": {} }),
+    )
+    .await;
+    for _ in 0..40 {
+        // The server may close before every message is written.
+        let _ = third
+            .send(Message::text(json!({ "type": "sync" }).to_string()))
+            .await;
+    }
+    let frame = close_frame(&mut third).await;
+    assert_eq!(
+        code_and_reason(&frame),
+        (1008, "Too many messages: at most 20 a second")
+    );
+    // Messages at the rate pass: a socket that sent 10 in half a second is still answered.
+    drop(third);
+    let mut fourth = loop {
+        match try_connect().await {
+            Ok((ws, _)) => break ws,
+            Err(_) if tokio::time::Instant::now() < deadline + WAIT => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("the closed socket's place was not freed: {e}"),
+        }
+    };
+    send(
+        &mut fourth,
+        json!({ "type": "connection_init", "payload": {} }),
+    )
+    .await;
+    assert_eq!(
+        next(&mut fourth).await,
+        Some(json!({ "type": "connection_ack" }))
+    );
+    for _ in 0..10 {
+        sync(&mut fourth).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
