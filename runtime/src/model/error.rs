@@ -72,6 +72,9 @@ pub enum ApiError {
         message: String,
         detail: Option<serde_json::Value>,
     },
+    /// 3036 (our text): a value holds the character U+0000, which PostgreSQL cannot store or
+    /// compare.
+    NulCharacter,
     /// Something the client cannot fix; the cause is logged, never sent.
     Internal(String),
     /// PostgreSQL rolled the transaction back to break a deadlock (40P01) or a serialization
@@ -142,6 +145,7 @@ impl ApiError {
                 names.join(", ")
             ),
             ApiError::Function { message, .. } => message.clone(),
+            ApiError::NulCharacter => "A value holds the character U+0000, which this service's database (PostgreSQL) cannot store or compare. Remove it from the value.".to_owned(),
             ApiError::Internal(cause) | ApiError::Conflict(cause) => {
                 format!("internal error: {cause}")
             }
@@ -167,7 +171,7 @@ impl ApiError {
             ApiError::NodeDoesNotExist(_) => 3011,
             ApiError::NodeNotFound(_) => 3013,
             ApiError::RelationIsRequired { .. } => 3032,
-            ApiError::InputInvalid { .. } => 3036,
+            ApiError::InputInvalid { .. } | ApiError::NulCharacter => 3036,
             ApiError::ValueNotAValidJson { .. } => 3037,
             ApiError::InsufficientPermissions(_) | ApiError::PermissionQueryInvalid(_) => 3008,
             ApiError::InvalidRootToken(_) => 4028,

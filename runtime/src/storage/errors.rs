@@ -9,25 +9,32 @@ use crate::model::ApiError;
 
 impl From<DbErr> for ApiError {
     fn from(err: DbErr) -> Self {
-        if is_conflict(&err) {
-            ApiError::Conflict(format!("database: {err}"))
-        } else {
-            ApiError::Internal(format!("database: {err}"))
+        match sqlstate(&err).as_deref() {
+            Some("40P01" | "40001") => ApiError::Conflict(format!("database: {err}")),
+            // A string (22021) or Json value (22P05) holding U+0000, which PostgreSQL's text
+            // and jsonb cannot hold: the client's value, not the server, is at fault.
+            Some("22021" | "22P05") => ApiError::NulCharacter,
+            _ => ApiError::Internal(format!("database: {err}")),
         }
     }
+}
+
+/// The SQLSTATE of a statement that PostgreSQL refused.
+fn sqlstate(err: &DbErr) -> Option<String> {
+    let (DbErr::Exec(sea_orm::RuntimeErr::SqlxError(e))
+    | DbErr::Query(sea_orm::RuntimeErr::SqlxError(e))) = err
+    else {
+        return None;
+    };
+    e.as_database_error()
+        .and_then(|d| d.code())
+        .map(|code| code.into_owned())
 }
 
 /// Whether PostgreSQL rolled the statement's transaction back for a deadlock (40P01) or a
 /// serialization failure (40001), so that running the transaction again can succeed.
 pub fn is_conflict(err: &DbErr) -> bool {
-    let (DbErr::Exec(sea_orm::RuntimeErr::SqlxError(e))
-    | DbErr::Query(sea_orm::RuntimeErr::SqlxError(e))) = err
-    else {
-        return false;
-    };
-    e.as_database_error()
-        .and_then(|d| d.code())
-        .is_some_and(|code| code == "40P01" || code == "40001")
+    matches!(sqlstate(err).as_deref(), Some("40P01" | "40001"))
 }
 
 /// The constraint a failed statement broke, whichever driver ran it.

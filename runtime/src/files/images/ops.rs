@@ -56,6 +56,19 @@ impl Resize {
             }
         }
     }
+
+    /// [`Resize::target`], when both its sides are at most [`MAX_SIDE`]: one given side keeps
+    /// the image's ratio, and a very tall or wide image makes the other side far larger than
+    /// any side a client may ask for.
+    pub fn bounded_target(self, width: u32, height: u32) -> Result<(u32, u32), String> {
+        let (w, h) = self.target(width, height);
+        if w > MAX_SIDE || h > MAX_SIDE {
+            return Err(format!(
+                "Limit exceeded. Width ({w}) or height ({h}) must not be bigger than {MAX_SIDE}"
+            ));
+        }
+        Ok((w, h))
+    }
 }
 
 /// The operations of one address.

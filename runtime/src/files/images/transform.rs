@@ -61,7 +61,9 @@ pub fn apply(source: &[u8], ops: &Ops) -> Result<Vec<u8>, Refused> {
         image = cropped(image, crop)?;
     }
     if let Some(resize) = ops.resize {
-        let (w, h) = resize.target(image.width(), image.height());
+        let (w, h) = resize
+            .bounded_target(image.width(), image.height())
+            .map_err(Refused)?;
         image = resized(&image, w, h)?;
     }
     encode(&image, format)
@@ -281,6 +283,33 @@ mod tests {
         let ops = parse(&["10x5:30x10"]).unwrap();
         let out = image::load_from_memory(&apply(&source, &ops).unwrap()).unwrap();
         assert_eq!((out.width(), out.height()), (30, 10));
+    }
+
+    /// One given side of a very tall or wide image would make the other side huge (a
+    /// 1 × 10 000 PNG of 124 bytes at `10000x` is 10 000 × 100 000 000): refused before
+    /// anything is allocated for it.
+    #[test]
+    fn a_ratio_that_makes_a_side_too_large_is_refused() {
+        let tall = png(1, 10_000);
+        assert_eq!(
+            apply(&tall, &parse(&["500x"]).unwrap()),
+            Err(Refused(
+                "Limit exceeded. Width (500) or height (5000000) must not be bigger than 10000"
+                    .into()
+            ))
+        );
+        let wide = png(10_000, 1);
+        assert_eq!(
+            apply(&wide, &parse(&["x10000"]).unwrap()),
+            Err(Refused(
+                "Limit exceeded. Width (100000000) or height (10000) must not be bigger than 10000"
+                    .into()
+            ))
+        );
+        assert_eq!(
+            dimensions(&apply(&tall, &parse(&["x5000"]).unwrap()).unwrap()),
+            (1, 5000)
+        );
     }
 
     #[test]

@@ -45,6 +45,32 @@ async fn post_count(srv: &Server) -> Value {
 }
 
 db_tests! {
+    /// The character U+0000 in a value: SQLite stores and finds it; PostgreSQL's text cannot
+    /// hold it, so a write or a filter with it is error 3036 with a clear text (never an
+    /// internal error) and writes nothing. In a Json value it is an escape (`\u0000`), which
+    /// both keep.
+    async fn nul_characters_in_values(srv) {
+        let postgres = srv.database().postgres_schema().is_some();
+        let created = srv.gql(r#"mutation { createCategory(name: "a\u0000b") { name } }"#).await;
+        let found = srv.gql(r#"{ allCategories(filter: { name_in: ["a\u0000b"] }) { name } }"#).await;
+        let json = srv.gql(r#"mutation { createChild(name: "c", settings: "{\"k\": \"x\\u0000y\"}") { name } }"#).await;
+        if postgres {
+            let text = "A value holds the character U+0000, which this service's database (PostgreSQL) cannot store or compare. Remove it from the value.";
+            for res in [&created, &found] {
+                let errors = res["errors"].as_array().unwrap_or_else(|| panic!("an error: {res}"));
+                assert_eq!((&errors[0]["code"], &errors[0]["message"]), (&json!(3036), &json!(text)), "{res}");
+            }
+            let count = srv.data("{ _allCategoriesMeta { count } }").await;
+            assert_eq!(count, json!({ "_allCategoriesMeta": { "count": 0 } }));
+        } else {
+            assert_eq!(created, json!({ "data": { "createCategory": { "name": "a\u{0}b" } } }));
+            assert_eq!(found, json!({ "data": { "allCategories": [{ "name": "a\u{0}b" }] } }));
+        }
+        assert_eq!(json, json!({ "data": { "createChild": { "name": "c" } } }));
+        let settings = srv.data("{ allChildren { settings } }").await;
+        assert_eq!(settings, json!({ "allChildren": [{ "settings": { "k": "x\u{0}y" } }] }));
+    }
+
     /// Absent arguments get their `@defaultValue`; others are null (§1.8).
     async fn create_applies_defaults(srv) {
         let mut res = srv
