@@ -39,7 +39,10 @@ pub fn set_purge_delay_ms(ms: i64) {
 /// The purge delay in effect, in milliseconds.
 pub fn purge_delay_ms() -> i64 {
     // SAFETY: `mi_option_get` takes an option index by value and reads a global.
-    i64::from(unsafe { sys::mi_option_get(PURGE_DELAY) })
+    let ms = unsafe { sys::mi_option_get(PURGE_DELAY) };
+    // `c_long` is `i64` here, `i32` on other targets.
+    #[allow(clippy::useless_conversion)]
+    i64::from(ms)
 }
 
 #[cfg(test)]

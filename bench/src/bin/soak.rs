@@ -1229,7 +1229,7 @@ async fn run(opts: Arc<Opts>) -> Result<Value, String> {
             load1(),
         );
         last_sub = subs_now;
-        if t % 60 == 0 || round == rounds {
+        if t.is_multiple_of(60) || round == rounds {
             eprintln!(
                 "soak: {}: {t:>4} s  {:>7.1} req/s  p50 {:>7.2} ms  p99 {:>8.2} ms  RSS {:>6.1} MiB  posts {}  errors {}",
                 opts.label,
