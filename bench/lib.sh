@@ -119,6 +119,8 @@ start_svc() {
   local name="$1" url="$2" log="$work/$1.log" port attempt
   for attempt in 1 2 3; do
     port="$(free_port)"
+    # The load comes from one address, many sockets at a time: no per-address or rate bound.
+    SVC_MAX_SOCKETS_PER_ADDRESS=0 SVC_MAX_SOCKET_MESSAGES=0 \
     SVC_MASTER_TOKEN="$master_token" "$svc_bin" serve --port "$port" --database-url "$url" \
       --service-id bench --alias bench >"$log" 2>&1 &
     server_pid=$!
