@@ -5,6 +5,7 @@
 
 use arbitrary::{Result, Unstructured};
 use serde_json::{Map, Value, json};
+use svc_names::{BOOLEAN_FILTERS, ENUM_FILTERS, ORDERED_FILTERS, TEXT_FILTERS};
 
 /// The kind of a filterable scalar field.
 #[derive(Debug, Clone, Copy)]
@@ -110,25 +111,6 @@ pub fn model(name: &str) -> Option<&'static Model> {
     MODELS.iter().find(|m| m.name == name)
 }
 
-const TEXT_SUFFIXES: &[&str] = &[
-    "",
-    "_not",
-    "_in",
-    "_not_in",
-    "_lt",
-    "_lte",
-    "_gt",
-    "_gte",
-    "_contains",
-    "_not_contains",
-    "_starts_with",
-    "_not_starts_with",
-    "_ends_with",
-    "_not_ends_with",
-];
-const ORDERED_SUFFIXES: &[&str] = &["", "_not", "_in", "_not_in", "_lt", "_lte", "_gt", "_gte"];
-const ENUM_SUFFIXES: &[&str] = &["", "_not", "_in", "_not_in"];
-const BOOL_SUFFIXES: &[&str] = &["", "_not"];
 
 /// Text close to the seeded data, and text that SQL treats specially.
 const TEXTS: &[&str] = &[
@@ -274,7 +256,7 @@ pub fn filter(u: &mut Unstructured, model: &Model, depth: u32) -> Result<Value> 
                 // A key the filter does not have, or an operator of the wrong kind.
                 let key = match u.int_in_range(0..=2)? {
                     0 => u.arbitrary::<String>()?,
-                    1 => format!("{}{}", pick(u, model.fields)?.0, pick(u, TEXT_SUFFIXES)?),
+                    1 => format!("{}{}", pick(u, model.fields)?.0, pick(u, TEXT_FILTERS)?),
                     _ => format!("{}_{}", pick(u, model.relations.iter().map(|r| r.0).collect::<Vec<_>>().as_slice()).unwrap_or("id"), text(u)?),
                 };
                 map.insert(key, any_json(u, 2)?);
@@ -282,10 +264,10 @@ pub fn filter(u: &mut Unstructured, model: &Model, depth: u32) -> Result<Value> 
             _ => {
                 let (name, kind) = pick(u, model.fields)?;
                 let suffixes = match kind {
-                    Kind::Id | Kind::Text => TEXT_SUFFIXES,
-                    Kind::Int | Kind::Float | Kind::DateTime => ORDERED_SUFFIXES,
-                    Kind::Enum(_) => ENUM_SUFFIXES,
-                    Kind::Bool => BOOL_SUFFIXES,
+                    Kind::Id | Kind::Text => TEXT_FILTERS,
+                    Kind::Int | Kind::Float | Kind::DateTime => ORDERED_FILTERS,
+                    Kind::Enum(_) => ENUM_FILTERS,
+                    Kind::Bool => BOOLEAN_FILTERS,
                 };
                 let suffix = pick(u, suffixes)?;
                 let value = if suffix.ends_with("_in") && !u.ratio(1, 16)? {
