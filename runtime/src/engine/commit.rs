@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use super::Request;
 use crate::model::{ApiError, ApiResult, ModelMeta, RelFieldMeta, RelationMeta, Val};
 use crate::storage::outbox::{self, OutboxEntry};
-use crate::storage::{Counted, Tx, WriteUnit};
+use crate::storage::{Counted, Notice, Tx, WriteUnit, send_notices};
 
 /// How many times a transaction PostgreSQL rolled back for a deadlock is run again.
 const CONFLICT_RETRIES: u32 = 3;
@@ -88,6 +88,13 @@ pub trait Observer: Send + Sync {
     /// What of a mutation's changes the outbox keeps: written in the mutation's transaction
     /// just before it commits, so that they exist exactly when the mutation committed.
     fn outbox(&self, _changes: &[Change]) -> Vec<OutboxEntry> {
+        Vec::new()
+    }
+
+    /// What of a mutation's changes is sent through the database's notifications: in the
+    /// mutation's transaction just before it commits, so that listeners (other instances) hear
+    /// of it exactly when it committed, in commit order, even if this process dies right after.
+    fn notices(&self, _changes: &[Change]) -> Vec<Notice> {
         Vec::new()
     }
 }
@@ -252,7 +259,9 @@ where
                 let changes = writes.into_changes();
                 let kept: Vec<OutboxEntry> =
                     observers.iter().flat_map(|o| o.outbox(&changes)).collect();
-                match keep(req, &tx, &kept).await {
+                let notices: Vec<Notice> =
+                    observers.iter().flat_map(|o| o.notices(&changes)).collect();
+                match keep(req, &tx, &kept, &notices).await {
                     Ok(()) => tx
                         .commit()
                         .await
@@ -274,16 +283,18 @@ where
     }
 }
 
-/// Writes what the outbox keeps of a mutation in its transaction `tx`.
-async fn keep(req: &Request, tx: &Tx, kept: &[OutboxEntry]) -> ApiResult<()> {
-    if kept.is_empty() {
-        return Ok(());
+/// Writes what the outbox keeps of a mutation, and sends its notices, in its transaction `tx`.
+async fn keep(req: &Request, tx: &Tx, kept: &[OutboxEntry], notices: &[Notice]) -> ApiResult<()> {
+    if !kept.is_empty() {
+        req.counter().add(1);
+        let now = chrono::Utc::now().timestamp_millis();
+        outbox::insert(tx, kept, &req.origin().request_id, now).await?;
     }
-    req.counter().add(1);
-    let now = chrono::Utc::now().timestamp_millis();
-    outbox::insert(tx, kept, &req.origin().request_id, now)
-        .await
-        .map_err(ApiError::from)
+    if !notices.is_empty() {
+        req.counter().add(1);
+        send_notices(tx, notices).await?;
+    }
+    Ok(())
 }
 
 /// Hands a committed mutation's changes to every observer.

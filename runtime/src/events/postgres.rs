@@ -2,25 +2,28 @@
 //! instance on the same database, through `LISTEN/NOTIFY`.
 //!
 //! An instance hands its own events to its subscriptions at once (as [`super::LocalBus`]
-//! does) and sends them, in commit order, to one notification channel per database schema;
-//! each instance listens to that channel and hands on the events of the others (it knows its
-//! own by the instance id they carry). One task sends the notifications of an instance one after
-//! the other, so the events of each node keep their commit order everywhere.
+//! does) and sends them to one notification channel per database schema, in the mutation's
+//! transaction just before it commits ([`Observer::notices`]): PostgreSQL delivers them when
+//! the transaction commits, in commit order, and never for one rolled back, so the other
+//! instances hear of every committed mutation even when the instance that made it dies right
+//! after its commit. Each instance listens to that channel and hands on the events of the
+//! others (it knows its own by the instance id they carry).
 //!
 //! Changes are recorded (and, for updates and deletes, their previous values read) only while
 //! some instance has subscriptions: an instance with subscriptions says so on the channel at
 //! its first subscription and every 2 s after, and the others record and send their changes
-//! for 7 s after each such word. A mutation that commits on another instance in the moment
-//! between a first subscription and the others hearing of it (a notification's trip) is not
-//! sent.
+//! for 7 s after each such word, and for 7 s after they start (by then they have heard of the
+//! subscriptions that were there before them). A mutation that commits on another instance in
+//! the moment between a first subscription and the others hearing of it (a notification's
+//! trip) is not sent.
 //!
 //! A notification carries at most 8000 bytes: a mutation's events are split over as many
 //! notifications as they need, and an event that is too large alone (a node with kilobytes of
-//! previous values) is kept whole in the table `_svc_event` by the sending task, whose next
-//! notification names its row; the other instances read it from there (in the order of the
-//! notifications, so commit order holds). Rows are removed after ten minutes. Notifications
-//! sent while an instance's listening connection is down are lost (PostgreSQL keeps none); the
-//! connection is restored.
+//! previous values) is kept whole in the table `_svc_event`, in the same transaction, and the
+//! notification after it names its row; the other instances read it from there (in the order
+//! of the notifications, so commit order holds). Rows are removed after ten minutes.
+//! Notifications sent while an instance's listening connection is down are lost (PostgreSQL
+//! keeps none); the connection is restored.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -32,7 +35,7 @@ use tokio::time::Instant;
 use super::{Batch, Event, EventBus, LocalBus, events_of};
 use crate::engine::{Change, Observer};
 use crate::model::{ServiceMeta, cuid};
-use crate::storage::{Db, SCHEMA_CHANGED, events_channel as channel_of};
+use crate::storage::{Db, Notice, SCHEMA_CHANGED, events_channel as channel_of};
 
 /// PostgreSQL's limit on a notification's payload, less room for the envelope.
 const MAX_PAYLOAD: usize = 7900;
@@ -46,7 +49,10 @@ const ANNOUNCED_FOR: Duration = Duration::from_secs(7);
 pub struct PgBus {
     local: LocalBus,
     instance: String,
-    outgoing: mpsc::UnboundedSender<Outgoing>,
+    /// The notification channel of the database schema.
+    channel: String,
+    /// Announcements, sent by a task of their own.
+    outgoing: mpsc::UnboundedSender<String>,
     /// Until when another instance is known to have subscriptions.
     remote_until: Mutex<Option<Instant>>,
 }
@@ -58,12 +64,15 @@ impl PgBus {
         let schema = db.schema_name().await.map_err(|e| e.to_string())?;
         let channel = channel_of(&schema);
         let mut listener = db.listen(&channel).await.map_err(|e| e.to_string())?;
-        let (outgoing, mut queue) = mpsc::unbounded_channel::<Outgoing>();
+        let (outgoing, mut queue) = mpsc::unbounded_channel::<String>();
         let bus = Arc::new(PgBus {
             local: LocalBus::default(),
             instance: cuid(),
+            channel: channel.clone(),
             outgoing,
-            remote_until: Mutex::new(None),
+            // An instance just started may not have heard yet of the others' subscriptions:
+            // until it could have (their next announcement), it sends its changes.
+            remote_until: Mutex::new(Some(Instant::now() + ANNOUNCED_FOR)),
         });
         // While this instance has subscriptions, it says so to the others every few seconds.
         let announcing = Arc::downgrade(&bus);
@@ -80,19 +89,9 @@ impl PgBus {
             }
         });
         let sender = db.clone();
-        let from = bus.instance.clone();
         tokio::spawn(async move {
-            while let Some(out) = queue.recv().await {
-                // A notification that cannot be sent is lost for the other instances only.
-                let payload = match out {
-                    Outgoing::Notify(payload) => payload,
-                    Outgoing::Store { id, payload } => {
-                        if sender.store_event(&id, &payload).await.is_err() {
-                            continue;
-                        }
-                        json!({ "instance": from, "stored": id }).to_string()
-                    }
-                };
+            while let Some(payload) = queue.recv().await {
+                // An announcement that cannot be sent is made again at the next tick.
                 let _ = sender.notify(&channel, &payload).await;
             }
         });
@@ -121,9 +120,9 @@ impl PgBus {
 
     /// Tells the other instances that this one has subscriptions.
     fn announce(&self) {
-        let _ = self.outgoing.send(Outgoing::Notify(
-            json!({ "instance": self.instance, "listening": true }).to_string(),
-        ));
+        let _ = self
+            .outgoing
+            .send(json!({ "instance": self.instance, "listening": true }).to_string());
     }
 
     /// The id of the stored events a notification of another instance points at.
@@ -173,20 +172,25 @@ impl Observer for PgBus {
         self.local.active() || self.others_listen()
     }
 
-    fn committed(&self, changes: &[Change]) {
+    /// The other instances' share, sent in the transaction.
+    fn notices(&self, changes: &[Change]) -> Vec<Notice> {
         // Changes recorded for another observer (the functions' outbox) while no instance has
         // subscriptions are nobody's events.
-        if !self.active() {
+        if !self.others_listen() {
+            return Vec::new();
+        }
+        notices(&self.channel, &self.instance, &events_of(changes))
+    }
+
+    /// This instance's share, after the commit.
+    fn committed(&self, changes: &[Change]) {
+        if !self.local.active() {
             return;
         }
         let events = events_of(changes);
-        if events.is_empty() {
-            return;
+        if !events.is_empty() {
+            self.local.publish(events);
         }
-        for out in payloads(&self.instance, &events) {
-            let _ = self.outgoing.send(out);
-        }
-        self.local.publish(events);
     }
 }
 
@@ -210,57 +214,54 @@ impl EventBus for PgBus {
     }
 }
 
-/// What the sending task sends: a notification, or events too large for one, kept in the
-/// event table under `id` first and then announced by a notification naming the id.
-#[derive(Debug)]
-enum Outgoing {
-    Notify(String),
-    Store { id: String, payload: String },
-}
-
-/// The notifications of one mutation's events: as few as fit in [`MAX_PAYLOAD`] each, in
-/// order; an event too large alone is stored (with everything it carries) and its notification
-/// names it.
-fn payloads(instance: &str, events: &[Event]) -> Vec<Outgoing> {
-    // `{"instance":"…","events":[` + the events, comma-separated + `]}`: each event is
+/// The notices of one mutation's events on `channel`: as few notifications as fit in
+/// [`MAX_PAYLOAD`] each, in order, each with its part number (PostgreSQL delivers only one of
+/// two equal payloads a transaction sends); an event too large alone is kept (with everything it
+/// carries) and the notification after it names it.
+fn notices(channel: &str, instance: &str, events: &[Event]) -> Vec<Notice> {
+    let instance = Value::from(instance).to_string();
+    // `{"instance":…,"part":N,"events":[` + the events, comma-separated + `]}`: each event is
     // serialised once and the sizes are summed.
-    let head = format!("{{\"instance\":{},\"events\":[", Value::from(instance));
-    let room = MAX_PAYLOAD.saturating_sub(head.len() + 2);
+    let room = MAX_PAYLOAD.saturating_sub(instance.len() + 48);
     let mut out = Vec::new();
-    let mut batch = head.clone();
+    let mut part = 0;
+    let mut batch = String::new();
+    let mut flush = |batch: &mut String, out: &mut Vec<Notice>| {
+        if !batch.is_empty() {
+            out.push(Notice::Send {
+                channel: channel.to_owned(),
+                payload: format!(
+                    "{{\"instance\":{instance},\"part\":{part},\"events\":[{batch}]}}"
+                ),
+            });
+            part += 1;
+            batch.clear();
+        }
+    };
     for event in events {
         let encoded = event.to_json().to_string();
         if encoded.len() > room {
-            if batch.len() > head.len() {
-                batch.push_str("]}");
-                out.push(Outgoing::Notify(std::mem::replace(
-                    &mut batch,
-                    head.clone(),
-                )));
-            }
-            out.push(Outgoing::Store {
-                id: cuid(),
-                payload: format!("{head}{encoded}]}}"),
+            flush(&mut batch, &mut out);
+            let id = cuid();
+            out.push(Notice::Keep {
+                id: id.clone(),
+                payload: format!("{{\"instance\":{instance},\"events\":[{encoded}]}}"),
+            });
+            out.push(Notice::Send {
+                channel: channel.to_owned(),
+                payload: format!("{{\"instance\":{instance},\"stored\":{}}}", Value::from(id)),
             });
             continue;
         }
-        let empty = batch.len() == head.len();
-        if !empty && batch.len() + 1 + encoded.len() + 2 > MAX_PAYLOAD {
-            batch.push_str("]}");
-            out.push(Outgoing::Notify(std::mem::replace(
-                &mut batch,
-                head.clone(),
-            )));
+        if !batch.is_empty() && batch.len() + 1 + encoded.len() > room {
+            flush(&mut batch, &mut out);
         }
-        if batch.len() > head.len() {
+        if !batch.is_empty() {
             batch.push(',');
         }
         batch.push_str(&encoded);
     }
-    if batch.len() > head.len() {
-        batch.push_str("]}");
-        out.push(Outgoing::Notify(batch));
-    }
+    flush(&mut batch, &mut out);
     out
 }
 
@@ -310,62 +311,98 @@ mod tests {
         }
     }
 
-    /// A mutation's events are split over notifications of at most 8000 bytes, in order; an
-    /// event too large alone is stored whole, between the notifications before and after it;
-    /// another instance decodes them all (the stored one from its stored text), and skips its
-    /// own.
+    fn bus(instance: &str) -> PgBus {
+        let (tx, _) = mpsc::unbounded_channel();
+        PgBus {
+            local: LocalBus::default(),
+            instance: instance.into(),
+            channel: "svc_events_public".into(),
+            outgoing: tx,
+            remote_until: Mutex::new(None),
+        }
+    }
+
+    /// A mutation's events are split over notifications of at most 8000 bytes, in order, no
+    /// two alike; an event too large alone is kept whole, between the notifications before and
+    /// after it, and named by a notification of its own; another instance decodes them all
+    /// (the kept one from its kept text), and skips its own.
     #[test]
     fn events_fit_notifications() {
         let mut events: Vec<Event> = (0..300).map(|i| deleted(i, 100)).collect();
         events.insert(150, deleted(999, 9000));
-        let sent = payloads("me", &events);
-        assert!(sent.len() > 2, "{} notifications", sent.len());
-        let (tx, _) = mpsc::unbounded_channel();
-        let other = PgBus {
-            local: LocalBus::default(),
-            instance: "other".into(),
-            outgoing: tx,
-            remote_until: Mutex::new(None),
-        };
+        let sent = notices("svc_events_public", "me", &events);
+        assert!(sent.len() > 3, "{} notices", sent.len());
+        let other = bus("other");
         let mut got: Vec<Event> = Vec::new();
-        let mut stored = 0;
-        for out in &sent {
-            match out {
-                Outgoing::Notify(p) => {
-                    assert!(p.len() <= 8000);
-                    got.extend(other.decode(&SERVICE, p).expect("decodes"));
+        let mut kept = std::collections::HashMap::new();
+        let mut payloads = std::collections::HashSet::new();
+        for notice in &sent {
+            match notice {
+                Notice::Keep { id, payload } => {
+                    kept.insert(id.clone(), payload.clone());
                 }
-                Outgoing::Store { id, payload } => {
-                    stored += 1;
-                    let note = json!({ "instance": "me", "stored": id }).to_string();
-                    assert_eq!(other.stored_elsewhere(&note).as_deref(), Some(id.as_str()));
-                    got.extend(other.decode(&SERVICE, payload).expect("decodes"));
+                Notice::Send { channel, payload } => {
+                    assert_eq!(channel, "svc_events_public");
+                    assert!(payload.len() <= 8000);
+                    assert!(payloads.insert(payload.clone()), "a payload sent twice");
+                    let payload = match other.stored_elsewhere(payload) {
+                        Some(id) => kept.remove(&id).expect("kept before it is named"),
+                        None => payload.clone(),
+                    };
+                    got.extend(other.decode(&SERVICE, &payload).expect("decodes"));
                 }
             }
         }
-        assert_eq!(stored, 1, "only the oversized event is stored");
+        assert!(kept.is_empty(), "every kept event is named");
+        assert_eq!(
+            sent.iter()
+                .filter(|n| matches!(n, Notice::Keep { .. }))
+                .count(),
+            1,
+            "only the oversized event is kept"
+        );
         let ids = |list: &[Event]| list.iter().map(|e| e.id.clone()).collect::<Vec<_>>();
         assert_eq!(ids(&got), ids(&events));
-        assert_eq!(got[150].previous, events[150].previous, "stored whole");
+        assert_eq!(got[150].previous, events[150].previous, "kept whole");
         assert_eq!(got[151].previous, events[151].previous);
-        let Outgoing::Notify(first) = &sent[0] else {
-            panic!("the first notification is a batch");
+        let Notice::Send { payload: first, .. } = &sent[0] else {
+            panic!("the first notice is a notification");
         };
-        let (tx, _) = mpsc::unbounded_channel();
-        let me = PgBus {
-            local: LocalBus::default(),
-            instance: "me".into(),
-            outgoing: tx,
-            remote_until: Mutex::new(None),
-        };
+        let me = bus("me");
         assert!(
             me.stored_elsewhere(&json!({ "instance": "me", "stored": "x" }).to_string())
                 .is_none(),
-            "its own stored events are not read back"
+            "its own kept events are not read back"
         );
         assert!(
             me.decode(&SERVICE, first).is_none(),
             "its own events come back ignored"
         );
+    }
+
+    /// Two equal runs of events in one mutation still make two different notifications.
+    #[test]
+    fn equal_parts_differ() {
+        // As many events of one size as one notification holds, four times over.
+        let distinct: Vec<Event> = (100..600).map(|i| deleted(i, 100)).collect();
+        let Notice::Send { payload, .. } = &notices("c", "me", &distinct)[0] else {
+            panic!("the first notice is a notification");
+        };
+        let per = bus("other")
+            .decode(&SERVICE, payload)
+            .expect("decodes")
+            .len();
+        let events: Vec<Event> = (0..4 * per).map(|i| deleted(100 + i % per, 100)).collect();
+        let sent = notices("c", "me", &events);
+        assert_eq!(sent.len(), 4);
+        let payloads: std::collections::HashSet<_> = sent
+            .iter()
+            .map(|n| match n {
+                Notice::Send { payload, .. } => payload.clone(),
+                Notice::Keep { .. } => panic!("nothing is too large here"),
+            })
+            .collect();
+        assert!(sent.len() >= 2);
+        assert_eq!(payloads.len(), sent.len());
     }
 }

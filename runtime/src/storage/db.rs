@@ -221,29 +221,7 @@ impl Db {
         self.write.one(sql).await.map(|_| ())
     }
 
-    /// Keeps `payload` (events too large for a notification) under `id` for the other
-    /// instances to read (PostgreSQL); rows older than ten minutes are removed on the way.
-    pub async fn store_event(&self, id: &str, payload: &str) -> Result<(), DbErr> {
-        let table = super::layout::quote(super::bookkeeping::EVENT_TABLE);
-        let mut sql = self.sql();
-        sql.push(&format!(
-            "INSERT INTO {table} (\"id\", \"payload\") VALUES ("
-        ))
-        .bind(id.into())
-        .push(", ")
-        .bind(payload.into())
-        .push(")");
-        super::run::Statements::execute(&self.write, sql).await?;
-        let mut sql = self.sql();
-        sql.push(&format!(
-            "DELETE FROM {table} WHERE \"createdAt\" < now() - interval '10 minutes'"
-        ));
-        super::run::Statements::execute(&self.write, sql)
-            .await
-            .map(|_| ())
-    }
-
-    /// The payload [`Db::store_event`] kept under `id`, if it is still there.
+    /// The payload a mutation kept under `id` ([`super::Notice::Keep`]), if it is still there.
     pub async fn stored_event(&self, id: &str) -> Result<Option<String>, DbErr> {
         let table = super::layout::quote(super::bookkeeping::EVENT_TABLE);
         let mut sql = self.sql();

@@ -28,7 +28,9 @@ pub use db::{Backend, Db, Pool, WriteUnit};
 pub use errors::{is_conflict, sql_err, unique_violation};
 pub use params::{id_array, to_db};
 pub use plan_reads::{InlineReads, PlanReads};
-pub use postgres::listen::{Listener, NOTIFY_SCHEMA_CHANGED, SCHEMA_CHANGED, events_channel};
+pub use postgres::listen::{
+    Listener, NOTIFY_SCHEMA_CHANGED, Notice, SCHEMA_CHANGED, events_channel, send as send_notices,
+};
 pub use row::Row;
 pub use run::{Counted, Counter, OverBudget, Statements};
 pub use sql::Sql;

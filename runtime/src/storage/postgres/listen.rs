@@ -10,6 +10,9 @@ use sea_orm::DbErr;
 use sea_orm::sqlx;
 use sea_orm::sqlx::postgres::{PgConnectOptions, PgListener, PgPool};
 
+use crate::storage::bookkeeping::EVENT_TABLE;
+use crate::storage::{Sql, Statements};
+
 /// The channel of the servers on one database schema: their events, their announcements, and
 /// the word that the schema's model changed.
 pub fn events_channel(schema: &str) -> String {
@@ -28,6 +31,71 @@ pub const SCHEMA_CHANGED: &str = "schemaChanged";
 /// commit, and never for a migration rolled back); the channel as [`events_channel`] names it.
 pub const NOTIFY_SCHEMA_CHANGED: &str =
     "SELECT pg_notify(left('svc_events_' || current_schema(), 63), '{\"schemaChanged\":true}')";
+
+/// What a mutation sends to the listeners of a channel, in its transaction: PostgreSQL delivers
+/// its notifications when the transaction commits, in commit order, and never those of a
+/// transaction rolled back, so listeners hear of a mutation exactly when it committed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// A notification.
+    Send { channel: String, payload: String },
+    /// A payload too large for a notification, kept in the event table under `id` for the
+    /// listeners to read; a notification that names it follows.
+    Keep { id: String, payload: String },
+}
+
+/// Sends `notices` in the transaction `tx`: the kept payloads are written to the event table
+/// (rows older than ten minutes go on the way), then the notifications, in order, in one
+/// statement.
+pub async fn send(tx: &impl Statements, notices: &[Notice]) -> Result<(), DbErr> {
+    let table = EVENT_TABLE;
+    let mut kept = Sql::new(tx.backend());
+    let mut sent = Sql::new(tx.backend());
+    kept.push("INSERT INTO ")
+        .ident(table)
+        .push(" (\"id\", \"payload\") VALUES ");
+    sent.push("SELECT ");
+    let (mut keeps, mut sends) = (0, 0);
+    for notice in notices {
+        match notice {
+            Notice::Keep { id, payload } => {
+                if keeps > 0 {
+                    kept.push(", ");
+                }
+                kept.push("(")
+                    .bind(id.as_str().into())
+                    .push(", ")
+                    .bind(payload.as_str().into())
+                    .push(")");
+                keeps += 1;
+            }
+            Notice::Send { channel, payload } => {
+                if sends > 0 {
+                    sent.push(", ");
+                }
+                sent.push("pg_notify(")
+                    .bind(channel.as_str().into())
+                    .push(", ")
+                    .bind(payload.as_str().into())
+                    .push(")");
+                sends += 1;
+            }
+        }
+    }
+    if keeps > 0 {
+        tx.execute(kept).await?;
+        let mut old = Sql::new(tx.backend());
+        old.push("DELETE FROM ")
+            .ident(table)
+            .push(" WHERE \"createdAt\" < now() - interval '10 minutes'");
+        tx.execute(old).await?;
+    }
+    if sends > 0 {
+        // A select list is computed from left to right: the notifications keep their order.
+        tx.one(sent).await?;
+    }
+    Ok(())
+}
 
 /// A connection listening to one notification channel.
 pub struct Listener(PgListener);
