@@ -121,7 +121,8 @@ start_svc() {
     port="$(free_port)"
     # The load comes from one address, many sockets at a time: no per-address or rate bound.
     SVC_MAX_SOCKETS_PER_ADDRESS=0 SVC_MAX_SOCKET_MESSAGES=0 \
-    SVC_MASTER_TOKEN="$master_token" "$svc_bin" serve --port "$port" --database-url "$url" \
+    # shellcheck disable=SC2086 # SVC_BENCH_WRAP: a command the server runs under (a profiler).
+    SVC_MASTER_TOKEN="$master_token" ${SVC_BENCH_WRAP:-} "$svc_bin" serve --port "$port" --database-url "$url" \
       --service-id bench --alias bench >"$log" 2>&1 &
     server_pid=$!
     pids+=("$server_pid")

@@ -7,8 +7,9 @@
 
 use libmimalloc_sys as sys;
 
-/// `mi_option_purge_delay` in mimalloc's `mimalloc.h` (the same index in its v2 and v3):
-/// how many milliseconds freed memory waits before it is returned to the system.
+/// `mi_option_purge_delay` in mimalloc's `mimalloc.h` (the same index in its v2, which svc
+/// builds, and v3): how many milliseconds freed memory waits before it is returned to the
+/// system.
 const PURGE_DELAY: sys::mi_option_t = 15;
 
 /// The environment variable by which mimalloc reads the purge delay at start.
@@ -17,9 +18,9 @@ pub const PURGE_DELAY_ENV: &str = "MIMALLOC_PURGE_DELAY";
 /// Makes the allocator return memory to the system as soon as it is freed, unless the
 /// process's environment sets [`PURGE_DELAY_ENV`] (then mimalloc has read that, and it stays).
 ///
-/// By default mimalloc delays the return (a second), and performs it only when the thread
-/// that freed the memory allocates again: an idle server keeps the peak of its last large
-/// response resident. Returns whether it changed the setting.
+/// By default mimalloc delays the return (10 ms in v2, a second in v3), and performs it only
+/// when the thread that freed the memory allocates again: an idle server can keep the peak of
+/// its last large response resident. Returns whether it changed the setting.
 pub fn return_freed_memory_at_once() -> bool {
     if std::env::var_os(PURGE_DELAY_ENV).is_some() {
         return false;
@@ -49,12 +50,13 @@ pub fn purge_delay_ms() -> i64 {
 mod tests {
     use super::*;
 
-    /// The index names the purge delay: mimalloc's documented default (1000 ms in v3; a
-    /// different option at this index would hold another value), and a setting reads back.
+    /// The index names the purge delay: mimalloc's documented default (10 ms in v2, the line
+    /// svc builds; a different option at this index would hold another value), and a setting
+    /// reads back.
     #[test]
     fn the_purge_delay_is_the_option_set() {
         if std::env::var_os(PURGE_DELAY_ENV).is_none() {
-            assert_eq!(purge_delay_ms(), 1000);
+            assert_eq!(purge_delay_ms(), 10);
         }
         set_purge_delay_ms(0);
         assert_eq!(purge_delay_ms(), 0);

@@ -1,36 +1,6 @@
-//! NDF documents (docs/ndf.md): a fuzzed body POSTed as an admin to the example service's
-//! `/import` (or, with a first line `#export`, to `/export`) over HTTP, on a SQLite database
-//! that keeps what earlier inputs imported. No answer may be a 5xx or the internal error, and
-//! every answer must be JSON: `[]`, the failing elements, or the request's error.
+//! NDF import and export bodies, POSTed as an admin.
+//! The target's code and header are in `src/targets/ndf.rs`; the smoke test (`tests/smoke.rs`)
+//! runs the same function on stable.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use serde_json::Value;
-use svc_fuzz::{server, simple_path};
-
-fuzz_target!(|data: &[u8]| {
-    let (way, body) = match data.strip_prefix(b"#export\n") {
-        Some(body) => ("export", body),
-        None => ("import", data),
-    };
-    let server = server();
-    let path = format!("{}/{way}", simple_path());
-    let headers = [
-        ("Content-Type", "application/json"),
-        ("Authorization", server.admin.as_str()),
-    ];
-    let response = server.request("POST", &path, &headers, body);
-    assert_eq!(response.status, 200, "{way}: {}", response.text());
-    let answer = response.json();
-    if way == "import" {
-        // `[]`, `[{index, message}]`, or `{requestId, error}`.
-        let well_formed = match &answer {
-            Value::Array(failures) => failures
-                .iter()
-                .all(|f| f["index"].is_u64() && f["message"].is_string()),
-            Value::Object(o) => o.get("error").is_some_and(Value::is_string),
-            _ => false,
-        };
-        assert!(well_formed, "an import answer of an unknown shape: {answer}");
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| svc_fuzz::targets::ndf::run(data));

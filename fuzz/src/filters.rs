@@ -111,13 +111,49 @@ pub fn model(name: &str) -> Option<&'static Model> {
     MODELS.iter().find(|m| m.name == name)
 }
 
-
 /// Text close to the seeded data, and text that SQL treats specially.
 const TEXTS: &[&str] = &[
-    "", "a", "A", "alpha", "Alpha", "ALPHA", "beta", "post-1", "post-10", "Post-1", "hello world",
-    "u1", "p1", "p12", "c1", "ann@example.org", "ANN@EXAMPLE.ORG", "Ann", "bob", "%", "_", "\\",
-    "%_", "a%", "_a", "'", "\"", "'; DROP TABLE \"Post\"; --", "é", "É", "Ünïcode", "ß", "SS",
-    "\u{0}", "\u{ffff}", "🦀", "x\ny", "  ", "grey", "GREY", "red",
+    "",
+    "a",
+    "A",
+    "alpha",
+    "Alpha",
+    "ALPHA",
+    "beta",
+    "post-1",
+    "post-10",
+    "Post-1",
+    "hello world",
+    "u1",
+    "p1",
+    "p12",
+    "c1",
+    "ann@example.org",
+    "ANN@EXAMPLE.ORG",
+    "Ann",
+    "bob",
+    "%",
+    "_",
+    "\\",
+    "%_",
+    "a%",
+    "_a",
+    "'",
+    "\"",
+    "'; DROP TABLE \"Post\"; --",
+    "é",
+    "É",
+    "Ünïcode",
+    "ß",
+    "SS",
+    "\u{0}",
+    "\u{ffff}",
+    "🦀",
+    "x\ny",
+    "  ",
+    "grey",
+    "GREY",
+    "red",
 ];
 
 const DATETIMES: &[&str] = &[
@@ -150,7 +186,17 @@ fn text(u: &mut Unstructured) -> Result<String> {
 fn int(u: &mut Unstructured) -> Result<Value> {
     Ok(match u.int_in_range(0..=5)? {
         0 => json!(u.arbitrary::<i32>()?),
-        1 => json!(pick(u, &[i64::from(i32::MIN), i64::from(i32::MAX), i64::from(i32::MAX) + 1, i64::MIN, -1, 0])?),
+        1 => json!(pick(
+            u,
+            &[
+                i64::from(i32::MIN),
+                i64::from(i32::MAX),
+                i64::from(i32::MAX) + 1,
+                i64::MIN,
+                -1,
+                0
+            ]
+        )?),
         _ => json!(u.int_in_range(-3i32..=20)?),
     })
 }
@@ -177,7 +223,11 @@ fn scalar(u: &mut Unstructured, kind: Kind) -> Result<Value> {
     Ok(match kind {
         Kind::Id => json!(match u.int_in_range(0..=3)? {
             0 => text(u)?,
-            _ => format!("{}{}", pick(u, &["u", "p", "c", "m", "f", "x"])?, u.int_in_range(0u32..=15)?),
+            _ => format!(
+                "{}{}",
+                pick(u, &["u", "p", "c", "m", "f", "x"])?,
+                u.int_in_range(0u32..=15)?
+            ),
         }),
         Kind::Text => json!(text(u)?),
         Kind::Int => int(u)?,
@@ -202,7 +252,11 @@ pub fn any_json(u: &mut Unstructured, depth: u32) -> Result<Value> {
         4 => json!(text(u)?),
         5 => {
             let n = u.int_in_range(0..=3)?;
-            Value::Array((0..n).map(|_| any_json(u, depth - 1)).collect::<Result<_>>()?)
+            Value::Array(
+                (0..n)
+                    .map(|_| any_json(u, depth - 1))
+                    .collect::<Result<_>>()?,
+            )
         }
         _ => {
             let mut map = Map::new();
@@ -257,7 +311,20 @@ pub fn filter(u: &mut Unstructured, model: &Model, depth: u32) -> Result<Value> 
                 let key = match u.int_in_range(0..=2)? {
                     0 => u.arbitrary::<String>()?,
                     1 => format!("{}{}", pick(u, model.fields)?.0, pick(u, TEXT_FILTERS)?),
-                    _ => format!("{}_{}", pick(u, model.relations.iter().map(|r| r.0).collect::<Vec<_>>().as_slice()).unwrap_or("id"), text(u)?),
+                    _ => format!(
+                        "{}_{}",
+                        pick(
+                            u,
+                            model
+                                .relations
+                                .iter()
+                                .map(|r| r.0)
+                                .collect::<Vec<_>>()
+                                .as_slice()
+                        )
+                        .unwrap_or("id"),
+                        text(u)?
+                    ),
                 };
                 map.insert(key, any_json(u, 2)?);
             }
@@ -322,7 +389,10 @@ impl Spec {
                 order_by: get("orderBy"),
                 first: get("first"),
                 skip: get("skip"),
-                anonymous: spec.get("anonymous").and_then(Value::as_bool).unwrap_or(false),
+                anonymous: spec
+                    .get("anonymous")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
             });
         }
         let mut u = Unstructured::new(data);
@@ -355,12 +425,60 @@ impl Spec {
 /// hold SQL's wildcard characters.
 pub fn seed_documents() -> Vec<Value> {
     let users = [
-        ("u1", "ann@example.org", "Ann", "ADMIN", Some(34), true, "2020-01-01T00:00:00.000Z"),
-        ("u2", "bob@example.org", "bob", "EDITOR", Some(27), false, "2020-01-02T00:00:00.000Z"),
-        ("u3", "BOB2@example.org", "Bob", "READER", None, false, "2020-01-03T00:00:00.000Z"),
-        ("u4", "carl%@example.org", "ca_rl", "READER", Some(0), true, "2021-06-15T12:30:00.000Z"),
-        ("u5", "dee@example.org", "Dée", "EDITOR", Some(-1), false, "2021-06-15T12:30:00.000Z"),
-        ("u6", "eve\\@example.org", "", "READER", Some(i32::MAX as i64), true, "2017-11-29T14:35:13.000Z"),
+        (
+            "u1",
+            "ann@example.org",
+            "Ann",
+            "ADMIN",
+            Some(34),
+            true,
+            "2020-01-01T00:00:00.000Z",
+        ),
+        (
+            "u2",
+            "bob@example.org",
+            "bob",
+            "EDITOR",
+            Some(27),
+            false,
+            "2020-01-02T00:00:00.000Z",
+        ),
+        (
+            "u3",
+            "BOB2@example.org",
+            "Bob",
+            "READER",
+            None,
+            false,
+            "2020-01-03T00:00:00.000Z",
+        ),
+        (
+            "u4",
+            "carl%@example.org",
+            "ca_rl",
+            "READER",
+            Some(0),
+            true,
+            "2021-06-15T12:30:00.000Z",
+        ),
+        (
+            "u5",
+            "dee@example.org",
+            "Dée",
+            "EDITOR",
+            Some(-1),
+            false,
+            "2021-06-15T12:30:00.000Z",
+        ),
+        (
+            "u6",
+            "eve\\@example.org",
+            "",
+            "READER",
+            Some(i32::MAX as i64),
+            true,
+            "2017-11-29T14:35:13.000Z",
+        ),
     ];
     let mut nodes: Vec<Value> = users
         .iter()
@@ -374,8 +492,20 @@ pub fn seed_documents() -> Vec<Value> {
         })
         .collect();
     let titles = [
-        "Alpha", "alpha", "ALPHA beta", "beta", "hello world", "100%", "under_score", "back\\slash",
-        "Ünïcode", "ß", "", "p1", "zzz", "Alpha",
+        "Alpha",
+        "alpha",
+        "ALPHA beta",
+        "beta",
+        "hello world",
+        "100%",
+        "under_score",
+        "back\\slash",
+        "Ünïcode",
+        "ß",
+        "",
+        "p1",
+        "zzz",
+        "Alpha",
     ];
     let statuses = ["DRAFT", "PUBLISHED", "ARCHIVED"];
     for (i, title) in titles.iter().enumerate() {
@@ -420,38 +550,90 @@ pub fn seed_documents() -> Vec<Value> {
         }
         nodes.push(c);
     }
-    for (i, text) in ["first", "Second", "third", "", "re: first", "re: re"].iter().enumerate() {
+    for (i, text) in ["first", "Second", "third", "", "re: first", "re: re"]
+        .iter()
+        .enumerate()
+    {
         nodes.push(json!({"_typeName": "Comment", "id": format!("m{}", i + 1), "text": text}));
     }
     for (i, bio) in ["hi", "HI there"].iter().enumerate() {
         nodes.push(json!({"_typeName": "Profile", "id": format!("f{}", i + 1), "bio": bio}));
     }
-    let side = |ty: &str, id: &str, field: Option<&str>| {
-        json!({"_typeName": ty, "id": id, "fieldName": field})
-    };
+    let side = |ty: &str, id: &str, field: Option<&str>| json!({"_typeName": ty, "id": id, "fieldName": field});
     let mut edges = Vec::new();
-    for (post, user) in [("p1", "u1"), ("p2", "u1"), ("p3", "u2"), ("p4", "u2"), ("p5", "u2"), ("p6", "u3"), ("p7", "u4"), ("p9", "u5"), ("p10", "u5"), ("p12", "u1")] {
-        edges.push(json!([side("Post", post, Some("author")), side("User", user, Some("posts"))]));
+    for (post, user) in [
+        ("p1", "u1"),
+        ("p2", "u1"),
+        ("p3", "u2"),
+        ("p4", "u2"),
+        ("p5", "u2"),
+        ("p6", "u3"),
+        ("p7", "u4"),
+        ("p9", "u5"),
+        ("p10", "u5"),
+        ("p12", "u1"),
+    ] {
+        edges.push(json!([
+            side("Post", post, Some("author")),
+            side("User", user, Some("posts"))
+        ]));
     }
-    for (post, cat) in [("p1", "c1"), ("p1", "c2"), ("p2", "c1"), ("p3", "c3"), ("p5", "c1"), ("p5", "c3"), ("p5", "c4"), ("p8", "c4")] {
-        edges.push(json!([side("Post", post, Some("categories")), side("Category", cat, Some("posts"))]));
+    for (post, cat) in [
+        ("p1", "c1"),
+        ("p1", "c2"),
+        ("p2", "c1"),
+        ("p3", "c3"),
+        ("p5", "c1"),
+        ("p5", "c3"),
+        ("p5", "c4"),
+        ("p8", "c4"),
+    ] {
+        edges.push(json!([
+            side("Post", post, Some("categories")),
+            side("Category", cat, Some("posts"))
+        ]));
     }
-    for (comment, post) in [("m1", "p1"), ("m2", "p1"), ("m3", "p2"), ("m4", "p5"), ("m5", "p1"), ("m6", "p1")] {
-        edges.push(json!([side("Comment", comment, Some("post")), side("Post", post, Some("comments"))]));
+    for (comment, post) in [
+        ("m1", "p1"),
+        ("m2", "p1"),
+        ("m3", "p2"),
+        ("m4", "p5"),
+        ("m5", "p1"),
+        ("m6", "p1"),
+    ] {
+        edges.push(json!([
+            side("Comment", comment, Some("post")),
+            side("Post", post, Some("comments"))
+        ]));
     }
     for (reply, parent) in [("m5", "m1"), ("m6", "m5")] {
-        edges.push(json!([side("Comment", reply, Some("parent")), side("Comment", parent, Some("replies"))]));
+        edges.push(json!([
+            side("Comment", reply, Some("parent")),
+            side("Comment", parent, Some("replies"))
+        ]));
     }
     for (profile, user) in [("f1", "u1"), ("f2", "u4")] {
-        edges.push(json!([side("Profile", profile, Some("user")), side("User", user, Some("profile"))]));
+        edges.push(json!([
+            side("Profile", profile, Some("user")),
+            side("User", user, Some("profile"))
+        ]));
     }
     for (follower, followed) in [("u1", "u2"), ("u2", "u1"), ("u3", "u1"), ("u4", "u5")] {
-        edges.push(json!([side("User", follower, Some("following")), side("User", followed, Some("followers"))]));
+        edges.push(json!([
+            side("User", follower, Some("following")),
+            side("User", followed, Some("followers"))
+        ]));
     }
     for (a, b) in [("u1", "u2"), ("u3", "u4")] {
-        edges.push(json!([side("User", a, Some("friends")), side("User", b, None)]));
+        edges.push(json!([
+            side("User", a, Some("friends")),
+            side("User", b, None)
+        ]));
     }
-    edges.push(json!([side("Post", "p3", Some("pinnedIn")), side("Category", "c1", Some("pinnedPost"))]));
+    edges.push(json!([
+        side("Post", "p3", Some("pinnedIn")),
+        side("Category", "c1", Some("pinnedPost"))
+    ]));
     let lists = vec![
         json!({"_typeName": "Post", "id": "p1", "tags": ["a", "B"]}),
         json!({"_typeName": "Post", "id": "p2", "scores": [1, 2, 3]}),

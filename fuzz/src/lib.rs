@@ -16,6 +16,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 pub mod filters;
+pub mod targets;
 
 /// The master token the server is started with (exchanged for a platform token).
 const MASTER_TOKEN: &str = "fuzz-master-token";
@@ -217,11 +218,18 @@ impl Http {
         let reused = self.conn.is_some();
         match self.exchange(method, path, headers, body) {
             Ok(r) => r,
-            Err(e) if reused && !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+            Err(e)
+                if reused
+                    && !matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+            {
                 self.conn = None;
-                self.exchange(method, path, headers, body).unwrap_or_else(|e| {
-                    panic!("no answer to {method} {path} on a new connection: {e}")
-                })
+                self.exchange(method, path, headers, body)
+                    .unwrap_or_else(|e| {
+                        panic!("no answer to {method} {path} on a new connection: {e}")
+                    })
             }
             Err(e) => panic!("no answer to {method} {path}: {e}"),
         }
@@ -252,7 +260,10 @@ impl Http {
         body: &[u8],
     ) -> std::io::Result<Response> {
         let conn = self.conn.as_mut().ok_or(std::io::ErrorKind::NotConnected)?;
-        let mut head = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n", self.port);
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n",
+            self.port
+        );
         for (name, value) in headers {
             head.push_str(&format!("{name}: {value}\r\n"));
         }
