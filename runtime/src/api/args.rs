@@ -7,7 +7,9 @@ use async_graphql::{
 };
 
 use super::inputs::{Filter, OrderBy, Raw};
-use crate::model::{FieldMeta, ModelMeta, Record, RelArg, Val, Write, parse_write, writable};
+use crate::model::{
+    FieldMeta, ModelMeta, Record, RelArg, Val, Write, id_input, parse_write, writable,
+};
 use crate::query::ListArgs;
 use crate::query::args::value_of;
 
@@ -147,9 +149,9 @@ pub(crate) fn update_input(
             None,
         ));
     };
-    let id = match fields.shift_remove("id") {
-        Some(Value::String(id)) => ID(id),
-        _ => {
+    let id = match fields.shift_remove("id").as_ref().and_then(id_input) {
+        Some(id) => ID(id),
+        None => {
             return Err(ServerError::new(
                 format!(r#"Failed to parse "{}": `id` is required"#, name()),
                 Some(pos),

@@ -12,10 +12,10 @@
 //! Changes are recorded (and, for updates and deletes, their previous values read) only while
 //! some instance has subscriptions: an instance with subscriptions says so on the channel at
 //! its first subscription and every 2 s after, and the others record and send their changes
-//! for 7 s after each such word, and for 7 s after they start (by then they have heard of the
-//! subscriptions that were there before them). A mutation that commits on another instance in
-//! the moment between a first subscription and the others hearing of it (a notification's
-//! trip) is not sent.
+//! for 7 s after each such word. A starting instance greets the others on the channel, and
+//! those with subscriptions announce them at once; it waits up to 150 ms for that before it
+//! serves. A mutation that commits on another instance in the moment between a first
+//! subscription and the others hearing of it (a notification's trip) is not sent.
 //!
 //! A notification carries at most 8000 bytes: a mutation's events are split over as many
 //! notifications as they need, and an event that is too large alone (a node with kilobytes of
@@ -44,6 +44,8 @@ const MAX_PAYLOAD: usize = 7900;
 const ANNOUNCE: Duration = Duration::from_secs(2);
 /// How long an instance records and sends its changes after another said it has subscriptions.
 const ANNOUNCED_FOR: Duration = Duration::from_secs(7);
+/// How long a starting instance waits for the others' answers to its greeting.
+const GREETING_ANSWERED_WITHIN: Duration = Duration::from_millis(150);
 
 /// The event bus over `LISTEN/NOTIFY`.
 pub struct PgBus {
@@ -55,6 +57,8 @@ pub struct PgBus {
     outgoing: mpsc::UnboundedSender<String>,
     /// Until when another instance is known to have subscriptions.
     remote_until: Mutex<Option<Instant>>,
+    /// Told when another instance said it has subscriptions.
+    heard: tokio::sync::Notify,
 }
 
 impl PgBus {
@@ -70,9 +74,8 @@ impl PgBus {
             instance: cuid(),
             channel: channel.clone(),
             outgoing,
-            // An instance just started may not have heard yet of the others' subscriptions:
-            // until it could have (their next announcement), it sends its changes.
-            remote_until: Mutex::new(Some(Instant::now() + ANNOUNCED_FOR)),
+            remote_until: Mutex::new(None),
+            heard: tokio::sync::Notify::new(),
         });
         // While this instance has subscriptions, it says so to the others every few seconds.
         let announcing = Arc::downgrade(&bus);
@@ -115,6 +118,12 @@ impl PgBus {
                 }
             }
         });
+        // The others announce their subscriptions only every few seconds: a new instance asks,
+        // and those with subscriptions answer at once, before it serves its first request.
+        let greeting = json!({ "instance": bus.instance, "greeting": true }).to_string();
+        if db.notify(&channel_of(&schema), &greeting).await.is_ok() {
+            let _ = tokio::time::timeout(GREETING_ANSWERED_WITHIN, bus.heard.notified()).await;
+        }
         Ok(bus)
     }
 
@@ -154,6 +163,13 @@ impl PgBus {
         if value["listening"] == json!(true) {
             let mut until = self.remote_until.lock().unwrap_or_else(|e| e.into_inner());
             *until = Some(Instant::now() + ANNOUNCED_FOR);
+            self.heard.notify_one();
+            return None;
+        }
+        if value["greeting"] == json!(true) {
+            if self.local.active() {
+                self.announce();
+            }
             return None;
         }
         let events = value["events"].as_array()?;
@@ -319,6 +335,7 @@ mod tests {
             channel: "svc_events_public".into(),
             outgoing: tx,
             remote_until: Mutex::new(None),
+            heard: tokio::sync::Notify::new(),
         }
     }
 

@@ -121,6 +121,10 @@ struct FieldErrorOut<'a> {
 fn field_error(e: &ServerError, request_id: &str) -> serde_json::Value {
     let ext = e.extensions.as_ref();
     let internal = ext.and_then(|x| x.get(INTERNAL)).is_some();
+    if internal {
+        // The cause stays in the log, under the id the client is asked to quote.
+        eprintln!("svc: request {request_id}: {}", e.message);
+    }
     let message = if internal {
         format!(
             "Whoops. Looks like an internal server error. Please contact us from the Console (https://console.graph.cool) or via email (support@graph.cool) and include your Request ID: {request_id}"

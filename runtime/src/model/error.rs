@@ -205,8 +205,8 @@ impl From<ApiError> for async_graphql::Error {
                     }
                 })
             }
+            // Logged where it is answered, with the request's id (`http/render.rs`).
             None => {
-                eprintln!("svc: {}", err.message());
                 async_graphql::Error::new(err.message()).extend_with(|_, e| e.set(INTERNAL, true))
             }
         }

@@ -35,4 +35,4 @@ pub use tables::{
 pub use value::{
     DateTime, Json, Val, cuid, datetime_text, format_datetime, is_valid_id, parse_datetime,
 };
-pub use write::{RelArg, Write, parse_write, writable};
+pub use write::{RelArg, Write, id_input, parse_write, writable};

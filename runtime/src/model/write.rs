@@ -85,17 +85,9 @@ pub fn parse_write(
         let arg = &mut write.rels[pos];
         match (part, v) {
             (_, Value::Null) => {}
-            (Part::Id, Value::String(id)) if !field.list => arg.ids = Some(vec![id.clone()]),
+            (Part::Id, id) if !field.list => arg.ids = Some(vec![expect_id(id)?]),
             (Part::Ids, Value::List(items)) if field.list => {
-                arg.ids = Some(
-                    items
-                        .iter()
-                        .map(|it| match it {
-                            Value::String(id) => Ok(id.clone()),
-                            other => Err(InputError::NotAnId(other.to_string())),
-                        })
-                        .collect::<Result<_, _>>()?,
-                );
+                arg.ids = Some(items.iter().map(expect_id).collect::<Result<_, _>>()?);
             }
             (Part::Nested, Value::List(items)) if field.list => {
                 arg.nested = Some(
@@ -112,6 +104,19 @@ pub fn parse_write(
         }
     }
     Ok(write)
+}
+
+/// An `ID` input value as GraphQL reads one: a string, or an integer literal as its digits.
+pub fn id_input(value: &Value) -> Option<String> {
+    match value {
+        Value::String(id) => Some(id.clone()),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn expect_id(value: &Value) -> Result<String, InputError> {
+    id_input(value).ok_or_else(|| InputError::NotAnId(value.to_string()))
 }
 
 #[derive(Clone, Copy)]

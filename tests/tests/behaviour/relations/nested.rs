@@ -512,6 +512,32 @@ db_tests! {
         assert_eq!(run(srv, &b, r#"{ User(id: "{bob}") { name } }"#).await, json!({ "data": { "User": { "name": "Bob" } } }));
     }
 
+    /// An `ID` argument takes an integer literal as its digits (GraphQL's input coercion of
+    /// `ID`), at the top level and inside nested inputs alike; other literals are refused.
+    async fn integer_literals_are_ids_everywhere(srv) {
+        let b = blog(srv).await;
+        let before = edges(srv).await;
+        let cases: &[(&str, &str)] = &[
+            (r#"mutation { createPost(slug: "eps", title: "E", authorId: 123) { id } }"#, "createPost"),
+            (r#"mutation { createPost(slug: "eps", title: "E", categoriesIds: ["{news}", 123]) { id } }"#, "createPost"),
+            (r#"mutation { createComment(text: "x", post: { slug: "p", title: "P", authorId: 123 }) { id } }"#, "createComment"),
+            (r#"mutation { createUser(email: "dan@example.com", name: "Dan", posts: [{ slug: "n", title: "N", categoriesIds: [123] }]) { id } }"#, "createUser"),
+        ];
+        for (mutation, field) in cases {
+            fails(srv, &b, mutation, field, 3011, &no_such_node("123")).await;
+        }
+        assert_eq!(edges(srv).await, before);
+        // `update.id` of `updateOrCreate`: no node 123, so the create branch runs.
+        assert_eq!(
+            run(srv, &b, r#"mutation { updateOrCreatePost(update: { id: 123, title: "x" }, create: { slug: "eps", title: "E" }) { slug } }"#).await,
+            json!({ "data": { "updateOrCreatePost": { "slug": "eps" } } })
+        );
+        let refused = run(srv, &b, r#"mutation { createComment(text: "x", post: { slug: "q", title: "Q", authorId: true }) { id } }"#).await;
+        let message = refused["errors"][0]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(r#"expected type "ID""#), "{refused}");
+        assert_eq!(counts(srv).await, count_values(3, 5, 3, 0, 0, 4));
+    }
+
     /// A failing nested write undoes the whole mutation (one transaction).
     async fn failed_nested_write_leaves_nothing(srv) {
         let b = blog(srv).await;

@@ -336,3 +336,78 @@ async fn each_thread_runs_its_statements_on_its_own_connections_within_the_maxim
     assert!(backends(&mut admin, &name).await <= 16);
     drop(workers);
 }
+
+/// An internal error's log line carries the request id that the "Whoops" answer asks the
+/// client to quote, so that the one can be found from the other (a server process of its own,
+/// whose output is read; the error is the mutation on connections the database ended).
+#[tokio::test]
+async fn an_internal_error_is_logged_with_its_request_id() {
+    let Some(database) = TestDatabase::create(Db::Postgres).await else {
+        return;
+    };
+    let name = database
+        .postgres_schema()
+        .expect("a PostgreSQL schema")
+        .to_owned();
+    let mut served =
+        crate::auth::secret::Served::start(&database.url, Some(crate::support::SECRET));
+    let url = format!(
+        "http://127.0.0.1:{}/simple/v1/{}",
+        served.port,
+        crate::support::ALIAS
+    );
+    let token = crate::support::mint(&crate::support::platform_claims());
+    let post = |query: String| {
+        let (url, token) = (url.clone(), token.clone());
+        async move {
+            reqwest::Client::new()
+                .post(url)
+                .bearer_auth(token)
+                .json(&json!({ "query": query }))
+                .send()
+                .await
+                .expect("request")
+                .json::<serde_json::Value>()
+                .await
+                .expect("JSON")
+        }
+    };
+    let created =
+        post(r#"mutation { createUser(email: "ada@x.io", name: "Ada") { id } }"#.into()).await;
+    let user = created["data"]["createUser"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no user: {created:#}"))
+        .to_owned();
+    // A single-statement create leaves its connection idle for the next one.
+    let first =
+        post(r#"mutation { createPost(slug: "first", title: "T", votes: 1) { slug } }"#.into())
+            .await;
+    assert_eq!(
+        first,
+        json!({ "data": { "createPost": { "slug": "first" } } })
+    );
+    let mut admin = admin_connection().await.expect("PostgreSQL");
+    end_connections(&mut admin, &name).await;
+    // As in the test above: the first request after the connections ended is a mutation.
+    let failed = post(format!(
+        r#"mutation {{ createPost(slug: "a", title: "T", votes: 1, authorId: "{user}") {{ slug }} }}"#
+    ))
+    .await;
+    let error = &failed["errors"][0];
+    let request_id = error["requestId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no request id: {failed:#}"))
+        .to_owned();
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("Whoops.") && m.ends_with(&request_id)),
+        "{failed:#}"
+    );
+    let output = served.stop();
+    let line = output
+        .lines()
+        .find(|l| l.contains("internal error"))
+        .unwrap_or_else(|| panic!("no internal error in the log:\n{output}"));
+    assert!(line.contains(&request_id), "{line}");
+}
