@@ -291,8 +291,7 @@ async fn keep(req: &Request, tx: &Tx, kept: &[OutboxEntry], notices: &[Notice]) 
         outbox::insert(tx, kept, &req.origin().request_id, now).await?;
     }
     if !notices.is_empty() {
-        req.counter().add(1);
-        send_notices(tx, notices).await?;
+        req.counter().add(send_notices(tx, notices).await?);
     }
     Ok(())
 }

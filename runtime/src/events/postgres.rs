@@ -121,7 +121,7 @@ impl PgBus {
         // The others announce their subscriptions only every few seconds: a new instance asks,
         // and those with subscriptions answer at once, before it serves its first request.
         let greeting = json!({ "instance": bus.instance, "greeting": true }).to_string();
-        if db.notify(&channel_of(&schema), &greeting).await.is_ok() {
+        if db.notify(&bus.channel, &greeting).await.is_ok() {
             let _ = tokio::time::timeout(GREETING_ANSWERED_WITHIN, bus.heard.notified()).await;
         }
         Ok(bus)

@@ -46,55 +46,53 @@ pub enum Notice {
 
 /// Sends `notices` in the transaction `tx`: the kept payloads are written to the event table
 /// (rows older than ten minutes go on the way), then the notifications, in order, in one
-/// statement.
-pub async fn send(tx: &impl Statements, notices: &[Notice]) -> Result<(), DbErr> {
-    let table = EVENT_TABLE;
+/// statement. Returns how many statements it ran.
+pub async fn send(tx: &impl Statements, notices: &[Notice]) -> Result<u32, DbErr> {
     let mut kept = Sql::new(tx.backend());
     let mut sent = Sql::new(tx.backend());
     kept.push("INSERT INTO ")
-        .ident(table)
+        .ident(EVENT_TABLE)
         .push(" (\"id\", \"payload\") VALUES ");
     sent.push("SELECT ");
     let (mut keeps, mut sends) = (0, 0);
     for notice in notices {
         match notice {
-            Notice::Keep { id, payload } => {
-                if keeps > 0 {
-                    kept.push(", ");
-                }
-                kept.push("(")
-                    .bind(id.as_str().into())
-                    .push(", ")
-                    .bind(payload.as_str().into())
-                    .push(")");
-                keeps += 1;
-            }
+            Notice::Keep { id, payload } => push_pair(&mut kept, &mut keeps, "", id, payload),
             Notice::Send { channel, payload } => {
-                if sends > 0 {
-                    sent.push(", ");
-                }
-                sent.push("pg_notify(")
-                    .bind(channel.as_str().into())
-                    .push(", ")
-                    .bind(payload.as_str().into())
-                    .push(")");
-                sends += 1;
+                push_pair(&mut sent, &mut sends, "pg_notify", channel, payload)
             }
         }
     }
+    let mut statements = 0;
     if keeps > 0 {
         tx.execute(kept).await?;
         let mut old = Sql::new(tx.backend());
         old.push("DELETE FROM ")
-            .ident(table)
+            .ident(EVENT_TABLE)
             .push(" WHERE \"createdAt\" < now() - interval '10 minutes'");
         tx.execute(old).await?;
+        statements += 2;
     }
     if sends > 0 {
         // A select list is computed from left to right: the notifications keep their order.
         tx.one(sent).await?;
+        statements += 1;
     }
-    Ok(())
+    Ok(statements)
+}
+
+/// Appends `{function}($a, $b)` to the list in `sql`, after a comma unless it is the first.
+fn push_pair(sql: &mut Sql, count: &mut usize, function: &str, a: &str, b: &str) {
+    if *count > 0 {
+        sql.push(", ");
+    }
+    sql.push(function)
+        .push("(")
+        .bind(a.into())
+        .push(", ")
+        .bind(b.into())
+        .push(")");
+    *count += 1;
 }
 
 /// A connection listening to one notification channel.
