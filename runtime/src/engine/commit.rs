@@ -97,6 +97,15 @@ pub trait Observer: Send + Sync {
     fn notices(&self, _changes: &[Change]) -> Vec<Notice> {
         Vec::new()
     }
+
+    /// Whether a mutation that begins now may write something of this observer's in its
+    /// transaction ([`Observer::outbox`], [`Observer::notices`]). A mutation that would be one
+    /// statement committing on its own ([`WriteUnit::Statement`]) then runs in a transaction, so
+    /// that those writes commit with it and not after it (a process that died in between would
+    /// leave a committed mutation whose events nobody hears of).
+    fn writes_in_transaction(&self) -> bool {
+        false
+    }
 }
 
 /// A mutation's statements (its transaction and the request's statement counter), and the
@@ -241,6 +250,12 @@ async fn run<T, B>(
 where
     B: AsyncFnOnce(&Writes<'_>) -> ApiResult<T>,
 {
+    let unit =
+        if unit == WriteUnit::Statement && observers.iter().any(|o| o.writes_in_transaction()) {
+            WriteUnit::Bounded
+        } else {
+            unit
+        };
     let mut retries = 0;
     loop {
         let tx = req.db().begin_write(unit).await?;

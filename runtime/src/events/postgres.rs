@@ -6,7 +6,8 @@
 //! transaction just before it commits ([`Observer::notices`]): PostgreSQL delivers them when
 //! the transaction commits, in commit order, and never for one rolled back, so the other
 //! instances hear of every committed mutation even when the instance that made it dies right
-//! after its commit. Each instance listens to that channel and hands on the events of the
+//! after its commit (a mutation that would be one statement without a transaction gets one
+//! while [`Observer::writes_in_transaction`]). Each instance listens to that channel and hands on the events of the
 //! others (it knows its own by the instance id they carry).
 //!
 //! Changes are recorded (and, for updates and deletes, their previous values read) only while
@@ -196,6 +197,11 @@ impl Observer for PgBus {
             return Vec::new();
         }
         notices(&self.channel, &self.instance, &events_of(changes))
+    }
+
+    /// While another instance has subscriptions: the notices go in the transaction.
+    fn writes_in_transaction(&self) -> bool {
+        self.others_listen()
     }
 
     /// This instance's share, after the commit.

@@ -116,6 +116,11 @@ impl Observer for Outbox {
         self.subscribed(model)
     }
 
+    /// It exists only when some function subscribes: a mutation may keep events.
+    fn writes_in_transaction(&self) -> bool {
+        true
+    }
+
     fn outbox(&self, changes: &[Change]) -> Vec<OutboxEntry> {
         let mut out = Vec::new();
         for event in events_of(changes) {

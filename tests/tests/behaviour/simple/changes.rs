@@ -7,6 +7,7 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
+use svc_runtime::storage::Notice;
 use svc_runtime::{Change, Observer};
 
 use crate::support::{Db, Server, is_timestamp};
@@ -29,6 +30,27 @@ impl Recorder {
     /// The changes recorded since the last call, one array per mutation.
     fn take(&self) -> Value {
         Value::Array(std::mem::take(&mut *self.0.lock().expect("the recorder")))
+    }
+}
+
+/// Sends, in every mutation's transaction, a notice the database refuses (PostgreSQL's
+/// `pg_notify` takes at most 8000 bytes; SQLite has no `pg_notify`), as the PostgreSQL event
+/// bus sends a mutation's events to the other instances: what an observer writes in the
+/// transaction commits with the mutation or not at all.
+struct RefusedNotice;
+
+impl Observer for RefusedNotice {
+    fn committed(&self, _changes: &[Change]) {}
+
+    fn writes_in_transaction(&self) -> bool {
+        true
+    }
+
+    fn notices(&self, _changes: &[Change]) -> Vec<Notice> {
+        vec![Notice::Send {
+            channel: "svc_refused".to_owned(),
+            payload: "x".repeat(9000),
+        }]
     }
 }
 
@@ -281,5 +303,28 @@ db_cases! {
             assert!(res["errors"].is_array(), "{mutation} fails: {res}");
         }
         assert_eq!(changes.take(), json!([]), "nothing of the failed mutations");
+    }
+
+    /// A mutation whose observer's notice fails writes nothing, the single-statement create of
+    /// an admin included (on PostgreSQL it runs without a transaction of its own when nothing
+    /// else is written with it: its row committed before the notice, which a process killed in
+    /// between never sent).
+    async fn a_refused_notice_undoes_the_mutation(db) {
+        let Some(srv) = Server::start_observed(db, Arc::new(RefusedNotice)).await else { return };
+        for mutation in [
+            r#"mutation { createPost(slug: "p1", title: "One") { id } }"#,
+            r#"mutation { createUser(email: "a@x.org", name: "Ann", posts: [{ slug: "p2", title: "Two" }]) { id } }"#,
+        ] {
+            let res = srv.gql_as(Some(srv.root_token()), mutation).await;
+            assert!(res["errors"].is_array(), "{mutation} fails: {res}");
+        }
+        let left = srv
+            .gql_as(Some(srv.root_token()), "{ _allPostsMeta { count } _allUsersMeta { count } }")
+            .await;
+        assert_eq!(
+            left["data"],
+            json!({ "_allPostsMeta": { "count": 0 }, "_allUsersMeta": { "count": 0 } }),
+            "{left}"
+        );
     }
 }
