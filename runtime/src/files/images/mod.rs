@@ -56,7 +56,7 @@ pub enum ImageError {
 pub struct Images {
     files: Arc<Files>,
     /// The variants being computed, each behind a lock that requests for it wait on.
-    computing: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    computing: Locks,
     /// One permit per core: how many variants are computed at once.
     permits: Semaphore,
     /// How many variants were computed (not read from the store) since start.
@@ -68,7 +68,7 @@ impl Images {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Images {
             files,
-            computing: Mutex::default(),
+            computing: Locks::default(),
             permits: Semaphore::new(cores),
             computed: AtomicU64::new(0),
         }
@@ -114,17 +114,15 @@ impl Images {
                 cached: true,
             });
         }
-        let lock = self.lock(&key);
-        let computed = {
-            let _computing = lock.lock().await;
+        let (bytes, cached) = {
+            let hold = self.computing.hold(key.as_ref());
+            let _computing = hold.lock.lock().await;
             // Whoever held the lock before may have computed it.
             match self.cached(&key).await? {
-                Some(bytes) => Ok((bytes, true)),
-                None => self.compute(&stored, &key, ops).await.map(|b| (b, false)),
+                Some(bytes) => (bytes, true),
+                None => (self.compute(&stored, &key, ops).await?, false),
             }
         };
-        self.unlock(&key, lock);
-        let (bytes, cached) = computed?;
         Ok(Served::Variant {
             stored,
             bytes,
@@ -178,22 +176,76 @@ impl Images {
         self.computed.fetch_add(1, Ordering::Relaxed);
         Ok(bytes)
     }
+}
 
-    /// The lock of the variant at `key`, made when nobody holds it.
-    fn lock(&self, key: &Key) -> Arc<tokio::sync::Mutex<()>> {
-        let mut computing = self.computing.lock().unwrap_or_else(|e| e.into_inner());
-        computing.entry(key.to_string()).or_default().clone()
+/// The locks of the variants being computed, by key.
+#[derive(Debug, Default)]
+struct Locks(Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>);
+
+/// A request's handle on the lock of one variant. The lock is forgotten when the last handle
+/// goes, also when a request is dropped half-way (its client gone): nothing stays behind.
+struct Hold<'a> {
+    locks: &'a Locks,
+    key: &'a str,
+    lock: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Locks {
+    /// A handle on the lock of `key`, made when nobody holds one.
+    fn hold<'a>(&'a self, key: &'a str) -> Hold<'a> {
+        let mut locks = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let lock = locks.entry(key.to_owned()).or_default().clone();
+        Hold {
+            locks: self,
+            key,
+            lock,
+        }
     }
 
-    /// Forgets the lock of `key` once no other request holds a handle on it.
-    fn unlock(&self, key: &Key, lock: Arc<tokio::sync::Mutex<()>>) {
-        let mut computing = self.computing.lock().unwrap_or_else(|e| e.into_inner());
-        drop(lock);
-        if computing
-            .get(key.as_ref())
-            .is_some_and(|l| Arc::strong_count(l) == 1)
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+}
+
+impl Drop for Hold<'_> {
+    fn drop(&mut self) {
+        let mut locks = self.locks.0.lock().unwrap_or_else(|e| e.into_inner());
+        // This handle's share and the map's: no other request holds the lock.
+        if locks
+            .get(self.key)
+            .is_some_and(|l| Arc::strong_count(l) == 2)
         {
-            computing.remove(key.as_ref());
+            locks.remove(self.key);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two requests for one variant share its lock; it is forgotten after the last, and after a
+    /// request dropped while it held the lock (the computation a client stopped waiting for).
+    #[tokio::test]
+    async fn a_lock_goes_with_its_last_holder() {
+        let locks = Locks::default();
+        let first = locks.hold("v");
+        let second = locks.hold("v");
+        assert!(Arc::ptr_eq(&first.lock, &second.lock));
+        drop(first);
+        assert_eq!(locks.len(), 1, "the second still holds it");
+        drop(second);
+        assert_eq!(locks.len(), 0);
+
+        let computing = async {
+            let hold = locks.hold("w");
+            let _locked = hold.lock.lock().await;
+            std::future::pending::<()>().await;
+        };
+        // The request is dropped while it computes.
+        let stopped = tokio::time::timeout(std::time::Duration::from_millis(10), computing).await;
+        assert!(stopped.is_err());
+        assert_eq!(locks.len(), 0, "nothing stays behind a dropped request");
     }
 }
