@@ -2,37 +2,12 @@
 //!
 //! The GraphQL names come from the `svc-names` crate, which the runtime calls too, so the names
 //! the generator checks for collisions and emits are the names the runtime serves. What is
-//! specific to the generator lives here: the side names of a relation, which need the model to
-//! tell a self relation declared on one field, and Rust identifiers, which only have to be valid
-//! and predictable.
+//! specific to the generator lives here: Rust identifiers, which only have to be valid and
+//! predictable. The side names of a relation need the model to tell a self relation declared
+//! on one field: they are the model's (`Model::relation_a_name`, `relation_b_name`), which
+//! derives them with the functions here.
 
 pub use svc_names::*;
-
-use crate::model::{Model, RelationId};
-
-/// `aName` of reference §2.7: `{fa}{B}` (side A's field, side B's type), or `{f}1{M}` for a self
-/// relation declared on the single field `f` of `M`.
-pub fn relation_a_name(model: &Model, rel: RelationId) -> String {
-    let r = model.relation(rel);
-    let field = &model.end_field(r.a).name;
-    if r.is_single_field_self() {
-        self_relation_side_name(field, &model.ty(r.a.ty).name, true)
-    } else {
-        relation_side_name(field, &model.ty(r.b.ty).name)
-    }
-}
-
-/// `bName` of reference §2.7: `{fb}{A}` (side B's field, side A's type), or `{f}2{M}` for a self
-/// relation declared on the single field `f` of `M`.
-pub fn relation_b_name(model: &Model, rel: RelationId) -> String {
-    let r = model.relation(rel);
-    let field = &model.end_field(r.b).name;
-    if r.is_single_field_self() {
-        self_relation_side_name(field, &model.ty(r.b.ty).name, false)
-    } else {
-        relation_side_name(field, &model.ty(r.a.ty).name)
-    }
-}
 
 /// Rust keywords that may be used as raw identifiers (`r#type`).
 const RAW_KEYWORDS: &[&str] = &[
@@ -129,6 +104,7 @@ mod tests {
     use super::*;
 
     use crate::frontend::model_from_sdl as model;
+    use crate::model::RelationId;
 
     /// Reference §2.7's example: `addToAuthorPosts(authorUserId: ID!, postsPostId: ID!):
     /// AddToAuthorPostsPayload { authorUser postsPost }`, where `Post.author` is side A.
@@ -140,8 +116,8 @@ mod tests {
         );
         let rel = RelationId(0);
         let relation = &model.relation(rel).name;
-        let a = relation_a_name(&model, rel);
-        let b = relation_b_name(&model, rel);
+        let a = model.relation_a_name(rel);
+        let b = model.relation_b_name(rel);
         assert_eq!((a.as_str(), b.as_str()), ("authorUser", "postsPost"));
         assert_eq!(add_to_field(relation), "addToAuthorPosts");
         assert_eq!(
@@ -169,11 +145,11 @@ mod tests {
              }",
         );
         // Declared on one field: `1` and `2` keep the two sides apart.
-        assert_eq!(relation_a_name(&model, RelationId(0)), "friends1User");
-        assert_eq!(relation_b_name(&model, RelationId(0)), "friends2User");
+        assert_eq!(model.relation_a_name(RelationId(0)), "friends1User");
+        assert_eq!(model.relation_b_name(RelationId(0)), "friends2User");
         // Declared on two fields: each side by its own field.
-        assert_eq!(relation_a_name(&model, RelationId(1)), "followersUser");
-        assert_eq!(relation_b_name(&model, RelationId(1)), "followingUser");
+        assert_eq!(model.relation_a_name(RelationId(1)), "followersUser");
+        assert_eq!(model.relation_b_name(RelationId(1)), "followingUser");
     }
 
     #[test]

@@ -23,8 +23,8 @@ pub const SYSTEM_TYPES_PATH: &str = "<svc system types>.graphql";
 
 /// The system types a service has without declaring them (reference §1.5): `File`, the type of
 /// the nodes the File API creates. A service that declares `type File @model` itself declares
-/// these fields too (checked by [`crate::model::validate::system`]), and this definition is
-/// left out.
+/// these fields too (checked by the model's validation, `model/validate/system.rs`), and this
+/// definition is left out.
 pub const SYSTEM_TYPES: &str = r#"type File @model {
   id: ID! @isUnique
   secret: String! @isUnique

@@ -6,7 +6,6 @@ use quote::quote;
 
 use super::{meta_ident, rt};
 use crate::model::{Model, RelationId};
-use crate::naming;
 
 pub(super) fn emit(model: &Model) -> TokenStream {
     let rt = rt();
@@ -18,8 +17,8 @@ pub(super) fn emit(model: &Model) -> TokenStream {
         let b = &model.ty(rel.b.ty).name;
         let a_list = model.end_field(rel.a).list;
         let b_list = model.end_field(rel.b).list;
-        let a_name = naming::relation_a_name(model, RelationId(r as u32));
-        let b_name = naming::relation_b_name(model, RelationId(r as u32));
+        let a_name = model.relation_a_name(RelationId(r as u32));
+        let b_name = model.relation_b_name(RelationId(r as u32));
         quote! {
             #rt::RelationMeta {
                 name: #name, table: #table, a: #a, b: #b, a_list: #a_list, b_list: #b_list,

@@ -334,7 +334,7 @@ pub fn lower(ast: &Ast, config: &Config) -> Model {
             query: p.query.as_ref().map(|q| q.value.clone()),
             fields: p.fields.iter().map(|f| f.value.clone()).collect(),
             span: p.span,
-            // Resolved and compiled by `crate::permissions::compile`.
+            // Resolved and compiled by the permissions' `compile`.
             target: PermissionTarget::All,
             compiled: None,
         })

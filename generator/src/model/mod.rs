@@ -12,6 +12,7 @@ pub mod validate;
 
 use std::ops::Deref;
 
+use crate::naming;
 use crate::source::Span;
 
 /// A value that passed validation. Only the validator can build one.
@@ -502,6 +503,30 @@ impl Model {
     /// The field at one end of a relation.
     pub fn end_field(&self, end: RelationEnd) -> &Field {
         &self.ty(end.ty).fields[end.field]
+    }
+
+    /// `aName` of reference §2.7: `{fa}{B}` (side A's field, side B's type), or `{f}1{M}` for a
+    /// self relation declared on the single field `f` of `M`.
+    pub fn relation_a_name(&self, rel: RelationId) -> String {
+        let r = self.relation(rel);
+        let field = &self.end_field(r.a).name;
+        if r.is_single_field_self() {
+            naming::self_relation_side_name(field, &self.ty(r.a.ty).name, true)
+        } else {
+            naming::relation_side_name(field, &self.ty(r.b.ty).name)
+        }
+    }
+
+    /// `bName` of reference §2.7: `{fb}{A}` (side B's field, side A's type), or `{f}2{M}` for a
+    /// self relation declared on the single field `f` of `M`.
+    pub fn relation_b_name(&self, rel: RelationId) -> String {
+        let r = self.relation(rel);
+        let field = &self.end_field(r.b).name;
+        if r.is_single_field_self() {
+            naming::self_relation_side_name(field, &self.ty(r.b.ty).name, false)
+        } else {
+            naming::relation_side_name(field, &self.ty(r.a.ty).name)
+        }
     }
 
     /// The relation fields of `ty` marked `onDelete: CASCADE`, with their indexes in

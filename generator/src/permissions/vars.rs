@@ -10,7 +10,6 @@
 use crate::model::{
     FieldKind, Model, PermissionTarget, ScalarType, TypeId, TypeOperation, VarSource,
 };
-use crate::naming;
 
 /// A variable the server supplies for one permission.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,8 +33,8 @@ pub fn supplied_vars(model: &Model, target: PermissionTarget) -> Vec<SuppliedVar
         PermissionTarget::Type { ty, op } => type_vars(model, ty, op, &mut out),
         PermissionTarget::Relation { relation, .. } => {
             user_vars(&mut out);
-            let a = naming::relation_a_name(model, relation);
-            let b = naming::relation_b_name(model, relation);
+            let a = model.relation_a_name(relation);
+            let b = model.relation_b_name(relation);
             out.push(format!("{a}_id"), VarSource::SideB, "ID");
             out.push(format!("{b}_id"), VarSource::SideA, "ID");
         }

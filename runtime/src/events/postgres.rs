@@ -7,8 +7,8 @@
 //! the transaction commits, in commit order, and never for one rolled back, so the other
 //! instances hear of every committed mutation even when the instance that made it dies right
 //! after its commit (a mutation that would be one statement without a transaction gets one
-//! while [`Observer::writes_in_transaction`]). Each instance listens to that channel and hands on the events of the
-//! others (it knows its own by the instance id they carry).
+//! while [`Observer::writes_in_transaction`]). Each instance listens to that channel and hands
+//! on the events of the others (it knows its own by the instance id they carry).
 //!
 //! Changes are recorded (and, for updates and deletes, their previous values read) only while
 //! some instance has subscriptions: an instance with subscriptions says so on the channel at

@@ -25,7 +25,7 @@ pub fn check(ast: &Ast, config: &Config, diags: &mut Diagnostics) {
                         .with_help("only type permissions like `Post.read` restrict fields"),
                 );
             }
-            // A `query` on `*` is reported by `crate::permissions::select_queries`.
+            // A `query` on `*` is reported by the permissions' `select_queries`.
             continue;
         };
         if let Target::Object(i) = ast.target(name) {
