@@ -109,7 +109,11 @@ async fn main() {
 
 async fn run() -> Result<(), String> {
     let args = args()?;
-    tokio::spawn(webhook());
+    // Bound before the server starts: a create of `WebHooked` must never find the port closed.
+    let listener = bind_fixed(WEBHOOK_PORT)
+        .await
+        .map_err(|e| format!("the webhook cannot listen on {WEBHOOK_PORT}: {e}"))?;
+    tokio::spawn(webhook(listener));
     let dir = std::env::temp_dir().join(format!("svc-bench-functions-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let database_url = match &args.postgres {
@@ -330,14 +334,7 @@ async fn load(
 
 /// The webhook of `WebHooked.create`: answers `{"data": <the event's data>}`, keeping
 /// connections alive.
-async fn webhook() {
-    let listener = match bind_fixed(WEBHOOK_PORT).await {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("error: the webhook cannot listen on {WEBHOOK_PORT}: {e}");
-            std::process::exit(1);
-        }
-    };
+async fn webhook(listener: TcpListener) {
     while let Ok((stream, _)) = listener.accept().await {
         let _ = stream.set_nodelay(true);
         tokio::spawn(answer(stream));
