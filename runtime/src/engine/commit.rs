@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use super::Request;
 use crate::model::{ApiError, ApiResult, ModelMeta, RelFieldMeta, RelationMeta, Val};
 use crate::storage::outbox::{self, OutboxEntry};
-use crate::storage::{Counted, Notice, Tx, WriteUnit, send_notices};
+use crate::storage::{After, Counted, Notice, Tx, WriteUnit, send_notices};
 
 /// How many times a transaction PostgreSQL rolled back for a deadlock is run again.
 const CONFLICT_RETRIES: u32 = 3;
@@ -69,8 +69,9 @@ pub struct EdgeChange {
 /// Told of every committed mutation.
 pub trait Observer: Send + Sync {
     /// Called once per committed mutation that changed anything, with its changes in the order
-    /// they were written, on the request's task right after the commit: queue the work, do not
-    /// block.
+    /// they were written, right after the commit and in commit order: queue the work, do not
+    /// block. On SQLite, where mutations waiting for the turn commit together, it may run on
+    /// the task of another mutation of the same commit.
     fn committed(&self, changes: &[Change]);
 
     /// Whether the observer wants changes now: a mutation records its changes (and reads what
@@ -278,9 +279,9 @@ where
                     observers.iter().flat_map(|o| o.notices(&changes)).collect();
                 match keep(req, &tx, &kept, &notices).await {
                     Ok(()) => tx
-                        .commit()
+                        .commit_then(announce(observers, changes))
                         .await
-                        .map(|()| (out, changes))
+                        .map(|()| out)
                         .map_err(ApiError::from),
                     Err(e) => Err(e),
                 }
@@ -288,10 +289,7 @@ where
             Err(e) => Err(e),
         };
         match done {
-            Ok((out, changes)) => {
-                notify(observers, &changes);
-                return Ok(out);
-            }
+            Ok(out) => return Ok(out),
             Err(ApiError::Conflict(_)) if retries < CONFLICT_RETRIES => retries += 1,
             Err(e) => return Err(e),
         }
@@ -311,12 +309,15 @@ async fn keep(req: &Request, tx: &Tx, kept: &[OutboxEntry], notices: &[Notice]) 
     Ok(())
 }
 
-/// Hands a committed mutation's changes to every observer.
-fn notify(observers: &[Arc<dyn Observer>], changes: &[Change]) {
-    if changes.is_empty() {
-        return;
+/// What hands a committed mutation's changes to every observer, run once it committed.
+fn announce(observers: &[Arc<dyn Observer>], changes: Vec<Change>) -> After {
+    if changes.is_empty() || observers.is_empty() {
+        return Box::new(|| {});
     }
-    for observer in observers {
-        observer.committed(changes);
-    }
+    let observers = observers.to_vec();
+    Box::new(move || {
+        for observer in &observers {
+            observer.committed(&changes);
+        }
+    })
 }

@@ -34,4 +34,5 @@ pub use postgres::listen::{
 pub use row::Row;
 pub use run::{Counted, Counter, OverBudget, Statements};
 pub use sql::Sql;
+pub use sqlite::writer::After;
 pub use transaction::{OrmTx, Tx};

@@ -53,6 +53,21 @@ impl Tx {
             Tx::Single(_) => Ok(()),
         }
     }
+
+    /// Commits, and runs `after` once committed, in commit order. On SQLite's writer connection
+    /// the commit is grouped with the mutations waiting for the turn
+    /// ([`writer::WriteTx::commit_grouped`]): `after` may then run on the task of whichever
+    /// commits the batch, and this returns when the batch committed.
+    pub async fn commit_then(self, after: writer::After) -> Result<(), DbErr> {
+        match self {
+            Tx::Lite(tx) => tx.commit_grouped(after).await,
+            other => {
+                other.commit().await?;
+                after();
+                Ok(())
+            }
+        }
+    }
 }
 
 impl Tx {

@@ -18,14 +18,26 @@
 //! fails without waiting ([`Begun::Busy`]): the caller then runs the transaction through sqlx,
 //! whose thread does the waiting. Errors keep SQLite's extended result code ([`sql_err`]), so
 //! constraint violations are told apart as they are for sqlx's errors.
+//!
+//! **Group commit.** A mutation whose work is done while others wait for the turn does not
+//! commit: it releases its savepoint into the open transaction, passes the turn on and waits for
+//! the batch's `COMMIT` ([`WriteTx::commit_grouped`]). The next mutation joins that transaction
+//! under a `SAVEPOINT` of its own, so a failing one rolls back to it and leaves the others' work
+//! alone. The mutation that finds nobody waiting commits the batch, or a committer task queued
+//! for the turn when the batch opened does: the batch is committed by the first of them, before
+//! anyone queued after it runs. Each member's answer waits for that `COMMIT`, so an
+//! acknowledged mutation is committed, and what it ran after the commit (its observers) runs in
+//! commit order. One `COMMIT` then writes each page the batch changed to the WAL once (the same
+//! index pages, for creates into the same table), instead of once per mutation.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 use sea_orm::{DbErr, RuntimeErr, SqlErr, Value};
-use tokio::sync::{Mutex, OwnedMutexGuard};
+use tokio::sync::{Mutex, OwnedMutexGuard, watch};
 
 use super::readers::{LiteRow, Refused, bind, read_rows};
 use crate::storage::params::LiteParam;
@@ -34,14 +46,40 @@ use crate::storage::params::LiteParam;
 const CACHED_STATEMENTS: usize = 128;
 /// The writer connection's page cache, in KiB.
 const WRITER_CACHE_KIB: u32 = 64 * 1024;
-/// How an error of this module's starts: `sqlite <extended code>: <message>`.
+/// How an error of this module starts: `sqlite <extended code>: <message>`.
 const PREFIX: &str = "sqlite ";
+/// The most mutations one `COMMIT` takes: a bound on how long the first of them waits.
+const MAX_BATCH: usize = 64;
+
+/// What a mutation runs once its work is committed (it tells its observers).
+pub type After = Box<dyn FnOnce() + Send>;
+
+/// The writer connection, and the batch of mutations released into its open transaction.
+struct Slot {
+    conn: Option<Connection>,
+    batch: Option<Batch>,
+    /// The batches begun so far (naming each).
+    batches: u64,
+}
+
+/// Mutations whose work is done and released into the open transaction, waiting for its commit.
+struct Batch {
+    id: u64,
+    /// What each member runs after the commit, in the order they were released.
+    after: Vec<After>,
+    /// The commit's outcome, sent once.
+    done: watch::Sender<Option<Result<(), String>>>,
+}
 
 /// The write connection of one SQLite file, and the turn every write transaction takes.
 pub struct Writer {
     path: PathBuf,
-    /// The connection, opened by the first transaction that runs here.
-    conn: Arc<Mutex<Option<Connection>>>,
+    slot: Arc<Mutex<Slot>>,
+    /// How many transactions wait for the turn: a mutation done while any does leaves its work
+    /// to a batch.
+    waiting: Arc<AtomicUsize>,
+    /// `COMMIT`s run on the connection.
+    commits: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for Writer {
@@ -51,12 +89,16 @@ impl std::fmt::Debug for Writer {
 }
 
 /// The process's write turn, held by a transaction that runs through sqlx.
-#[derive(Debug)]
 pub struct Turn(
-    // In a `Mutex` as `WriteTx::conn` is.
-    #[allow(dead_code, reason = "held, not read")]
-    std::sync::Mutex<OwnedMutexGuard<Option<Connection>>>,
+    // In a `Mutex` as `WriteTx::slot` is.
+    #[allow(dead_code, reason = "held, not read")] std::sync::Mutex<OwnedMutexGuard<Slot>>,
 );
+
+impl std::fmt::Debug for Turn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Turn")
+    }
+}
 
 /// What [`Writer::begin`] gives.
 pub enum Begun {
@@ -67,39 +109,92 @@ pub enum Begun {
     Busy(Turn),
 }
 
+/// Counts a task among those waiting for the turn while it waits, also when it stops waiting
+/// because it was dropped.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 impl Writer {
     /// The writer of the database file at `path` (opened when first needed).
     pub fn new(path: &Path) -> Writer {
         Writer {
             path: path.to_owned(),
-            conn: Arc::new(Mutex::new(None)),
+            slot: Arc::new(Mutex::new(Slot {
+                conn: None,
+                batch: None,
+                batches: 0,
+            })),
+            waiting: Arc::new(AtomicUsize::new(0)),
+            commits: Arc::new(AtomicU64::new(0)),
         }
     }
 
-    /// Waits for the write turn, for a transaction through sqlx.
+    /// How many `COMMIT`s the connection has run (each commits one transaction or one batch).
+    pub fn commits(&self) -> u64 {
+        self.commits.load(Ordering::Relaxed)
+    }
+
+    async fn acquire(&self) -> OwnedMutexGuard<Slot> {
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let _waiting = Waiting(&self.waiting);
+        self.slot.clone().lock_owned().await
+    }
+
+    /// Waits for the write turn, for a transaction through sqlx: an open batch is committed
+    /// first.
     pub async fn turn(&self) -> Turn {
-        Turn(std::sync::Mutex::new(self.conn.clone().lock_owned().await))
+        let mut guard = self.acquire().await;
+        finish_batch(&mut guard, &self.commits);
+        Turn(std::sync::Mutex::new(guard))
     }
 
-    /// Waits for the write turn and begins a transaction on this module's connection.
+    /// Waits for the write turn and begins a transaction on this module's connection: a
+    /// savepoint in the open batch's transaction when there is one.
     pub async fn begin(&self) -> Result<Begun, DbErr> {
-        let mut guard = self.conn.clone().lock_owned().await;
-        // `WriteTx::drop` leaves no connection inside a transaction.
-        if guard.is_none() {
-            *guard = Some(open(&self.path).map_err(db_err)?);
+        let mut guard = self.acquire().await;
+        // `WriteTx::drop` leaves no connection inside a transaction it does not know of.
+        if guard.conn.is_none() {
+            guard.conn = Some(open(&self.path).map_err(db_err)?);
         }
-        let Some(conn) = guard.as_ref() else {
+        if guard.batch.is_some() {
+            let joined = guard
+                .conn
+                .as_ref()
+                .is_some_and(|c| !c.is_autocommit() && c.execute_batch("SAVEPOINT member").is_ok());
+            if joined {
+                return Ok(Begun::Here(self.tx(guard, true)));
+            }
+            // The transaction is gone (SQLite rolled it back) or takes no savepoint: the batch
+            // ends here, failed or committed.
+            finish_batch(&mut guard, &self.commits);
+            if guard.conn.is_none() {
+                guard.conn = Some(open(&self.path).map_err(db_err)?);
+            }
+        }
+        let Some(conn) = guard.conn.as_ref() else {
             unreachable!("opened above");
         };
         match conn.execute_batch("BEGIN IMMEDIATE") {
-            Ok(()) => Ok(Begun::Here(WriteTx {
-                conn: std::sync::Mutex::new(guard),
-                open: true,
-            })),
+            Ok(()) => Ok(Begun::Here(self.tx(guard, false))),
             Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy) => {
                 Ok(Begun::Busy(Turn(std::sync::Mutex::new(guard))))
             }
             Err(e) => Err(db_err(e)),
+        }
+    }
+
+    fn tx(&self, guard: OwnedMutexGuard<Slot>, joined: bool) -> WriteTx {
+        WriteTx {
+            slot: std::sync::Mutex::new(Some(guard)),
+            joined,
+            open: true,
+            waiting: self.waiting.clone(),
+            commits: self.commits.clone(),
         }
     }
 }
@@ -121,24 +216,83 @@ fn open(path: &Path) -> Result<Connection, rusqlite::Error> {
     Ok(conn)
 }
 
-/// A transaction on the writer connection: rolled back when dropped uncommitted.
+/// Commits the open batch, if any: its members' `after` run in order when it committed, and
+/// each member hears the outcome.
+fn finish_batch(slot: &mut Slot, commits: &AtomicU64) {
+    let Some(batch) = slot.batch.take() else {
+        return;
+    };
+    let outcome = commit_conn(slot, commits);
+    if outcome.is_ok() {
+        for after in batch.after {
+            after();
+        }
+    }
+    batch
+        .done
+        .send_replace(Some(outcome.map_err(|e| e.to_string())));
+}
+
+/// Runs `COMMIT` on the slot's connection. When it fails the transaction is rolled back, and a
+/// connection still inside a transaction afterwards is closed (the next turn opens another).
+fn commit_conn(slot: &mut Slot, commits: &AtomicU64) -> Result<(), DbErr> {
+    let Some(conn) = slot.conn.as_ref() else {
+        return Err(DbErr::Custom("the writer connection is closed".into()));
+    };
+    if conn.is_autocommit() {
+        return Err(DbErr::Custom(
+            "the transaction was rolled back by SQLite before its commit".into(),
+        ));
+    }
+    commits.fetch_add(1, Ordering::Relaxed);
+    match conn.execute_batch("COMMIT") {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            if !conn.is_autocommit() {
+                slot.conn = None;
+            }
+            Err(db_err(e))
+        }
+    }
+}
+
+/// Commits batch `id` when it is still open once the turn comes: queued for the turn when the
+/// batch opened, so nobody who queued after it joins the batch.
+async fn committer(slot: Arc<Mutex<Slot>>, commits: Arc<AtomicU64>, id: u64) {
+    let mut guard = slot.lock_owned().await;
+    if guard.batch.as_ref().is_some_and(|b| b.id == id) {
+        finish_batch(&mut guard, &commits);
+    }
+}
+
+/// A transaction on the writer connection (or a member's savepoint in the open batch's
+/// transaction): rolled back when dropped uncommitted.
 pub struct WriteTx {
-    /// A `Mutex` only so that `&WriteTx` may cross an `.await` of a task that can move between
-    /// threads; it is never contended.
-    conn: std::sync::Mutex<OwnedMutexGuard<Option<Connection>>>,
+    /// The turn, held until the transaction commits or is rolled back. A `Mutex` only so that
+    /// `&WriteTx` may cross an `.await` of a task that can move between threads; it is never
+    /// contended.
+    slot: std::sync::Mutex<Option<OwnedMutexGuard<Slot>>>,
+    /// Whether this is a savepoint in the open batch's transaction.
+    joined: bool,
     open: bool,
+    waiting: Arc<AtomicUsize>,
+    commits: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for WriteTx {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WriteTx").field("open", &self.open).finish()
+        f.debug_struct("WriteTx")
+            .field("open", &self.open)
+            .field("joined", &self.joined)
+            .finish()
     }
 }
 
 impl WriteTx {
     fn with<T>(&self, f: impl FnOnce(&Connection) -> Result<T, DbErr>) -> Result<T, DbErr> {
-        let guard = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        match guard.as_ref() {
+        let guard = self.slot.lock().unwrap_or_else(|e| e.into_inner());
+        match guard.as_ref().and_then(|slot| slot.conn.as_ref()) {
             Some(conn) => f(conn),
             None => Err(DbErr::Custom("the writer connection is closed".into())),
         }
@@ -176,10 +330,102 @@ impl WriteTx {
         })
     }
 
-    pub fn commit(mut self) -> Result<(), DbErr> {
-        self.with(|conn| conn.execute_batch("COMMIT").map_err(db_err))?;
-        self.open = false;
+    /// Ends a member's savepoint, keeping its work in the batch's transaction.
+    fn release(&self) -> Result<(), DbErr> {
+        if self.joined {
+            self.with(|conn| conn.execute_batch("RELEASE member").map_err(db_err))?;
+        }
         Ok(())
+    }
+
+    /// Commits now, on the calling thread, with the open batch's members when it joined one.
+    pub fn commit(mut self) -> Result<(), DbErr> {
+        self.release()?;
+        let mut guard = self.slot.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(slot) = guard.as_mut() else {
+            return Err(DbErr::Custom("the writer connection is closed".into()));
+        };
+        let outcome = match slot.batch.as_ref() {
+            Some(batch) => {
+                let mut done = batch.done.subscribe();
+                finish_batch(slot, &self.commits);
+                match done.borrow_and_update().clone() {
+                    Some(Err(e)) => Err(DbErr::Custom(e)),
+                    _ => Ok(()),
+                }
+            }
+            None => commit_conn(slot, &self.commits),
+        };
+        drop(guard);
+        // Committed, or rolled back by `commit_conn`.
+        self.open = false;
+        outcome
+    }
+
+    /// Commits, with whoever else is waiting for the turn: when anyone is, the work stays in
+    /// the open transaction, the turn passes on, and this waits for the batch's commit. `after`
+    /// runs once the work is committed, in commit order, on whichever task commits.
+    pub async fn commit_grouped(mut self, after: After) -> Result<(), DbErr> {
+        self.release()?;
+        let (mut done, committer_of) = {
+            let mut guard = self.slot.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(slot) = guard.as_mut() else {
+                return Err(DbErr::Custom("the writer connection is closed".into()));
+            };
+            let members = slot.batch.as_ref().map_or(0, |b| b.after.len());
+            let alone = self.waiting.load(Ordering::SeqCst) == 0
+                || members + 1 >= MAX_BATCH
+                || tokio::runtime::Handle::try_current().is_err();
+            if alone {
+                let outcome = match slot.batch.as_mut() {
+                    Some(batch) => {
+                        batch.after.push(after);
+                        let mut done = batch.done.subscribe();
+                        finish_batch(slot, &self.commits);
+                        match done.borrow_and_update().clone() {
+                            Some(Err(e)) => Err(DbErr::Custom(e)),
+                            _ => Ok(()),
+                        }
+                    }
+                    None => commit_conn(slot, &self.commits).map(|()| after()),
+                };
+                drop(guard);
+                self.open = false;
+                return outcome;
+            }
+            let opened = slot.batch.is_none();
+            if opened {
+                slot.batches += 1;
+                slot.batch = Some(Batch {
+                    id: slot.batches,
+                    after: Vec::new(),
+                    done: watch::Sender::new(None),
+                });
+            }
+            let Some(batch) = slot.batch.as_mut() else {
+                unreachable!("opened above");
+            };
+            batch.after.push(after);
+            let done = batch.done.subscribe();
+            let id = batch.id;
+            let committer_of = match guard.as_ref() {
+                Some(g) if opened => Some((id, OwnedMutexGuard::mutex(g).clone())),
+                _ => None,
+            };
+            (done, committer_of)
+        };
+        // The work is in the batch now: the turn passes on.
+        self.open = false;
+        let commits = self.commits.clone();
+        drop(self);
+        if let Some((id, slot)) = committer_of {
+            tokio::spawn(committer(slot, commits, id));
+        }
+        match done.wait_for(Option::is_some).await.map(|d| d.clone()) {
+            Ok(Some(Ok(()))) => Ok(()),
+            Ok(Some(Err(e))) => Err(DbErr::Custom(format!("the commit failed: {e}"))),
+            Ok(None) | Err(_) => Err(DbErr::Custom("the batch was never committed".into())),
+        }
     }
 }
 
@@ -188,15 +434,32 @@ impl Drop for WriteTx {
         if !self.open {
             return;
         }
-        let mut guard = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(conn) = guard.as_ref() else {
+        let mut guard = self.slot.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(slot) = guard.as_mut() else {
             return;
         };
+        let Some(conn) = slot.conn.as_ref() else {
+            return;
+        };
+        if self.joined {
+            // This member's work goes; the batch's stays.
+            let _ = conn.execute_batch("ROLLBACK TO member; RELEASE member");
+            if conn.is_autocommit() {
+                // SQLite rolled the whole transaction back (after some I/O errors): the batch
+                // failed.
+                if let Some(batch) = slot.batch.take() {
+                    batch.done.send_replace(Some(Err(
+                        "the transaction was rolled back by SQLite before its commit".into(),
+                    )));
+                }
+            }
+            return;
+        }
         // SQLite may have rolled the transaction back itself (after some I/O errors); a
         // connection left inside a transaction is closed, and the next turn opens another.
         let _ = conn.execute_batch("ROLLBACK");
         if !conn.is_autocommit() {
-            **guard = None;
+            slot.conn = None;
         }
     }
 }
@@ -342,6 +605,167 @@ mod tests {
         assert_eq!(stored("sent"), stored("values"));
         assert_eq!(stored("values").len(), cases.len());
         assert!(stored("values").contains(&"integer 1".to_owned()));
+    }
+
+    /// A new database file in WAL mode: `t (k)` with `k` unique, and `d (p)` whose foreign key to
+    /// `p` is checked when the transaction commits.
+    fn database(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("svc-writer-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("data.db");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch(
+                "PRAGMA journal_mode = WAL; CREATE TABLE t (k TEXT UNIQUE);
+                 CREATE TABLE p (id TEXT PRIMARY KEY);
+                 CREATE TABLE d (p TEXT REFERENCES p (id) DEFERRABLE INITIALLY DEFERRED);",
+            )
+            .unwrap();
+        path
+    }
+
+    /// What `t` holds, read through a connection of its own (committed rows only).
+    fn keys(path: &Path) -> Vec<String> {
+        let conn = Connection::open(path).unwrap();
+        let mut stmt = conn.prepare("SELECT k FROM t ORDER BY rowid").unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    }
+
+    async fn begun(writer: &Writer) -> WriteTx {
+        match writer.begin().await.unwrap() {
+            Begun::Here(tx) => tx,
+            Begun::Busy(_) => panic!("no other process writes"),
+        }
+    }
+
+    fn insert(tx: &WriteTx, k: &str) -> Result<u64, DbErr> {
+        tx.execute(
+            "INSERT INTO t (k) VALUES (?)",
+            &[Value::String(Some(k.into()))],
+        )
+    }
+
+    type Log = Arc<std::sync::Mutex<Vec<&'static str>>>;
+
+    fn logs(log: &Log, k: &'static str) -> After {
+        let log = log.clone();
+        Box::new(move || log.lock().unwrap().push(k))
+    }
+
+    /// Waits until `n` tasks wait for the turn.
+    async fn queued(writer: &Writer, n: usize) {
+        for _ in 0..100 {
+            if writer.waiting.load(Ordering::SeqCst) == n {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+        panic!("{n} tasks never queued for the turn");
+    }
+
+    /// A task that begins, inserts `k` into `t` and commits (grouped), logging after its commit.
+    fn member(
+        writer: &Arc<Writer>,
+        log: &Log,
+        k: &'static str,
+    ) -> tokio::task::JoinHandle<Result<(), DbErr>> {
+        let (writer, log) = (writer.clone(), log.clone());
+        tokio::spawn(async move {
+            let tx = begun(&writer).await;
+            insert(&tx, k)?;
+            tx.commit_grouped(logs(&log, k)).await
+        })
+    }
+
+    #[tokio::test]
+    async fn waiting_mutations_commit_together_and_a_failing_one_alone() {
+        let path = database("batch");
+        let writer = Arc::new(Writer::new(&path));
+        let log = Log::default();
+        let first = begun(&writer).await;
+        insert(&first, "a").unwrap();
+        // Two more queue for the turn: one breaks the unique key, the other does not.
+        let clash = member(&writer, &log, "a");
+        let other = member(&writer, &log, "c");
+        queued(&writer, 2).await;
+        let commits = writer.commits();
+        first.commit_grouped(logs(&log, "a")).await.unwrap();
+        let clash = clash.await.unwrap().unwrap_err();
+        assert!(
+            matches!(sql_err(&clash), Some(SqlErr::UniqueConstraintViolation(_))),
+            "{clash}"
+        );
+        other.await.unwrap().unwrap();
+        assert_eq!(keys(&path), ["a", "c"]);
+        assert_eq!(writer.commits() - commits, 1, "one COMMIT for both");
+        assert_eq!(*log.lock().unwrap(), ["a", "c"], "in commit order");
+    }
+
+    #[tokio::test]
+    async fn a_batch_that_fails_to_commit_fails_every_member() {
+        let path = database("failed");
+        let writer = Arc::new(Writer::new(&path));
+        let log = Log::default();
+        let first = begun(&writer).await;
+        insert(&first, "a").unwrap();
+        let (w, l) = (writer.clone(), log.clone());
+        let breaking = tokio::spawn(async move {
+            let tx = begun(&w).await;
+            // Checked only by the COMMIT, which then fails for the whole batch.
+            tx.execute("INSERT INTO d (p) VALUES ('missing')", &[])?;
+            tx.commit_grouped(logs(&l, "d")).await
+        });
+        queued(&writer, 1).await;
+        let failed = first.commit_grouped(logs(&log, "a")).await.unwrap_err();
+        assert!(failed.to_string().contains("FOREIGN KEY"), "{failed}");
+        let failed = breaking.await.unwrap().unwrap_err();
+        assert!(failed.to_string().contains("FOREIGN KEY"), "{failed}");
+        assert!(keys(&path).is_empty(), "nothing of the batch was committed");
+        assert!(
+            log.lock().unwrap().is_empty(),
+            "no member was told of a commit"
+        );
+        // The writer goes on.
+        member(&writer, &log, "b").await.unwrap().unwrap();
+        assert_eq!(keys(&path), ["b"]);
+    }
+
+    #[tokio::test]
+    async fn a_transaction_through_sqlx_takes_the_turn_after_the_batch_committed() {
+        let path = database("turn");
+        let writer = Arc::new(Writer::new(&path));
+        let log = Log::default();
+        let first = begun(&writer).await;
+        insert(&first, "a").unwrap();
+        let (w, p) = (writer.clone(), path.clone());
+        let turn = tokio::spawn(async move {
+            let _turn = w.turn().await;
+            keys(&p)
+        });
+        queued(&writer, 1).await;
+        first.commit_grouped(logs(&log, "a")).await.unwrap();
+        assert_eq!(turn.await.unwrap(), ["a"]);
+    }
+
+    #[tokio::test]
+    async fn a_waiter_that_gives_up_leaves_nobody_to_wait_for() {
+        let path = database("gave-up");
+        let writer = Arc::new(Writer::new(&path));
+        let log = Log::default();
+        let first = begun(&writer).await;
+        insert(&first, "a").unwrap();
+        let gone = member(&writer, &log, "b");
+        queued(&writer, 1).await;
+        gone.abort();
+        assert!(gone.await.unwrap_err().is_cancelled());
+        let commits = writer.commits();
+        first.commit_grouped(logs(&log, "a")).await.unwrap();
+        assert_eq!(writer.commits() - commits, 1, "committed at once");
+        assert_eq!(keys(&path), ["a"]);
     }
 
     #[test]
