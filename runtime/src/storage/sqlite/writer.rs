@@ -216,21 +216,18 @@ fn open(path: &Path) -> Result<Connection, rusqlite::Error> {
     Ok(conn)
 }
 
-/// Commits the open batch, if any: its members' `after` run in order when it committed, and
-/// each member hears the outcome.
-fn finish_batch(slot: &mut Slot, commits: &AtomicU64) {
-    let Some(batch) = slot.batch.take() else {
-        return;
-    };
-    let outcome = commit_conn(slot, commits);
+/// Commits the open batch, if any (`None` when there is none): its members' `after` run in
+/// order when it committed, and each member hears the outcome, which is also returned.
+fn finish_batch(slot: &mut Slot, commits: &AtomicU64) -> Option<Result<(), String>> {
+    let batch = slot.batch.take()?;
+    let outcome = commit_conn(slot, commits).map_err(|e| e.to_string());
     if outcome.is_ok() {
         for after in batch.after {
             after();
         }
     }
-    batch
-        .done
-        .send_replace(Some(outcome.map_err(|e| e.to_string())));
+    batch.done.send_replace(Some(outcome.clone()));
+    Some(outcome)
 }
 
 /// Runs `COMMIT` on the slot's connection. When it fails the transaction is rolled back, and a
@@ -345,15 +342,8 @@ impl WriteTx {
         let Some(slot) = guard.as_mut() else {
             return Err(DbErr::Custom("the writer connection is closed".into()));
         };
-        let outcome = match slot.batch.as_ref() {
-            Some(batch) => {
-                let mut done = batch.done.subscribe();
-                finish_batch(slot, &self.commits);
-                match done.borrow_and_update().clone() {
-                    Some(Err(e)) => Err(DbErr::Custom(e)),
-                    _ => Ok(()),
-                }
-            }
+        let outcome = match finish_batch(slot, &self.commits) {
+            Some(outcome) => outcome.map_err(DbErr::Custom),
             None => commit_conn(slot, &self.commits),
         };
         drop(guard);
@@ -380,12 +370,9 @@ impl WriteTx {
                 let outcome = match slot.batch.as_mut() {
                     Some(batch) => {
                         batch.after.push(after);
-                        let mut done = batch.done.subscribe();
-                        finish_batch(slot, &self.commits);
-                        match done.borrow_and_update().clone() {
-                            Some(Err(e)) => Err(DbErr::Custom(e)),
-                            _ => Ok(()),
-                        }
+                        finish_batch(slot, &self.commits)
+                            .unwrap_or(Ok(()))
+                            .map_err(DbErr::Custom)
                     }
                     None => commit_conn(slot, &self.commits).map(|()| after()),
                 };
