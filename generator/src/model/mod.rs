@@ -508,24 +508,23 @@ impl Model {
     /// `aName` of reference §2.7: `{fa}{B}` (side A's field, side B's type), or `{f}1{M}` for a
     /// self relation declared on the single field `f` of `M`.
     pub fn relation_a_name(&self, rel: RelationId) -> String {
-        let r = self.relation(rel);
-        let field = &self.end_field(r.a).name;
-        if r.is_single_field_self() {
-            naming::self_relation_side_name(field, &self.ty(r.a.ty).name, true)
-        } else {
-            naming::relation_side_name(field, &self.ty(r.b.ty).name)
-        }
+        self.relation_side_name(rel, true)
     }
 
     /// `bName` of reference §2.7: `{fb}{A}` (side B's field, side A's type), or `{f}2{M}` for a
     /// self relation declared on the single field `f` of `M`.
     pub fn relation_b_name(&self, rel: RelationId) -> String {
+        self.relation_side_name(rel, false)
+    }
+
+    fn relation_side_name(&self, rel: RelationId, side_a: bool) -> String {
         let r = self.relation(rel);
-        let field = &self.end_field(r.b).name;
+        let (own, other) = if side_a { (r.a, r.b) } else { (r.b, r.a) };
+        let field = &self.end_field(own).name;
         if r.is_single_field_self() {
-            naming::self_relation_side_name(field, &self.ty(r.b.ty).name, false)
+            naming::self_relation_side_name(field, &self.ty(own.ty).name, side_a)
         } else {
-            naming::relation_side_name(field, &self.ty(r.a.ty).name)
+            naming::relation_side_name(field, &self.ty(other.ty).name)
         }
     }
 

@@ -51,6 +51,9 @@ const PREFIX: &str = "sqlite ";
 /// The most mutations one `COMMIT` takes: a bound on how long the first of them waits.
 const MAX_BATCH: usize = 64;
 
+/// What a batch's members hear when SQLite rolled its transaction back before the `COMMIT`.
+const ROLLED_BACK: &str = "the transaction was rolled back by SQLite before its commit";
+
 /// What a mutation runs once its work is committed (it tells its observers).
 pub type After = Box<dyn FnOnce() + Send>;
 
@@ -157,10 +160,6 @@ impl Writer {
     /// savepoint in the open batch's transaction when there is one.
     pub async fn begin(&self) -> Result<Begun, DbErr> {
         let mut guard = self.acquire().await;
-        // `WriteTx::drop` leaves no connection inside a transaction it does not know of.
-        if guard.conn.is_none() {
-            guard.conn = Some(open(&self.path).map_err(db_err)?);
-        }
         if guard.batch.is_some() {
             let joined = guard
                 .conn
@@ -172,9 +171,10 @@ impl Writer {
             // The transaction is gone (SQLite rolled it back) or takes no savepoint: the batch
             // ends here, failed or committed.
             finish_batch(&mut guard, &self.commits);
-            if guard.conn.is_none() {
-                guard.conn = Some(open(&self.path).map_err(db_err)?);
-            }
+        }
+        // `WriteTx::drop` leaves no connection inside a transaction it does not know of.
+        if guard.conn.is_none() {
+            guard.conn = Some(open(&self.path).map_err(db_err)?);
         }
         let Some(conn) = guard.conn.as_ref() else {
             unreachable!("opened above");
@@ -234,12 +234,10 @@ fn finish_batch(slot: &mut Slot, commits: &AtomicU64) -> Option<Result<(), Strin
 /// connection still inside a transaction afterwards is closed (the next turn opens another).
 fn commit_conn(slot: &mut Slot, commits: &AtomicU64) -> Result<(), DbErr> {
     let Some(conn) = slot.conn.as_ref() else {
-        return Err(DbErr::Custom("the writer connection is closed".into()));
+        return Err(closed());
     };
     if conn.is_autocommit() {
-        return Err(DbErr::Custom(
-            "the transaction was rolled back by SQLite before its commit".into(),
-        ));
+        return Err(DbErr::Custom(ROLLED_BACK.into()));
     }
     commits.fetch_add(1, Ordering::Relaxed);
     match conn.execute_batch("COMMIT") {
@@ -252,6 +250,10 @@ fn commit_conn(slot: &mut Slot, commits: &AtomicU64) -> Result<(), DbErr> {
             Err(db_err(e))
         }
     }
+}
+
+fn closed() -> DbErr {
+    DbErr::Custom("the writer connection is closed".into())
 }
 
 /// Commits batch `id` when it is still open once the turn comes: queued for the turn when the
@@ -291,7 +293,7 @@ impl WriteTx {
         let guard = self.slot.lock().unwrap_or_else(|e| e.into_inner());
         match guard.as_ref().and_then(|slot| slot.conn.as_ref()) {
             Some(conn) => f(conn),
-            None => Err(DbErr::Custom("the writer connection is closed".into())),
+            None => Err(closed()),
         }
     }
 
@@ -336,15 +338,25 @@ impl WriteTx {
     }
 
     /// Commits now, on the calling thread, with the open batch's members when it joined one.
-    pub fn commit(mut self) -> Result<(), DbErr> {
+    pub fn commit(self) -> Result<(), DbErr> {
+        self.commit_with(Box::new(|| {}))
+    }
+
+    /// [`WriteTx::commit`], running `after` once committed (after the batch's members').
+    fn commit_with(mut self, after: After) -> Result<(), DbErr> {
         self.release()?;
         let mut guard = self.slot.lock().unwrap_or_else(|e| e.into_inner());
         let Some(slot) = guard.as_mut() else {
-            return Err(DbErr::Custom("the writer connection is closed".into()));
+            return Err(closed());
         };
-        let outcome = match finish_batch(slot, &self.commits) {
-            Some(outcome) => outcome.map_err(DbErr::Custom),
-            None => commit_conn(slot, &self.commits),
+        let outcome = match slot.batch.as_mut() {
+            Some(batch) => {
+                batch.after.push(after);
+                finish_batch(slot, &self.commits)
+                    .unwrap_or(Ok(()))
+                    .map_err(DbErr::Custom)
+            }
+            None => commit_conn(slot, &self.commits).map(|()| after()),
         };
         drop(guard);
         // Committed, or rolled back by `commit_conn`.
@@ -352,53 +364,49 @@ impl WriteTx {
         outcome
     }
 
+    /// Whether a commit now goes alone: nobody waits for the turn, the batch is full, or no
+    /// runtime is there to run a batch's committer.
+    fn alone(&self) -> bool {
+        let guard = self.slot.lock().unwrap_or_else(|e| e.into_inner());
+        let members = guard
+            .as_ref()
+            .and_then(|slot| slot.batch.as_ref())
+            .map_or(0, |b| b.after.len());
+        self.waiting.load(Ordering::SeqCst) == 0
+            || members + 1 >= MAX_BATCH
+            || tokio::runtime::Handle::try_current().is_err()
+    }
+
     /// Commits, with whoever else is waiting for the turn: when anyone is, the work stays in
     /// the open transaction, the turn passes on, and this waits for the batch's commit. `after`
     /// runs once the work is committed, in commit order, on whichever task commits.
     pub async fn commit_grouped(mut self, after: After) -> Result<(), DbErr> {
+        if self.alone() {
+            return self.commit_with(after);
+        }
         self.release()?;
         let (mut done, committer_of) = {
             let mut guard = self.slot.lock().unwrap_or_else(|e| e.into_inner());
             let Some(slot) = guard.as_mut() else {
-                return Err(DbErr::Custom("the writer connection is closed".into()));
+                return Err(closed());
             };
-            let members = slot.batch.as_ref().map_or(0, |b| b.after.len());
-            let alone = self.waiting.load(Ordering::SeqCst) == 0
-                || members + 1 >= MAX_BATCH
-                || tokio::runtime::Handle::try_current().is_err();
-            if alone {
-                let outcome = match slot.batch.as_mut() {
-                    Some(batch) => {
-                        batch.after.push(after);
-                        finish_batch(slot, &self.commits)
-                            .unwrap_or(Ok(()))
-                            .map_err(DbErr::Custom)
-                    }
-                    None => commit_conn(slot, &self.commits).map(|()| after()),
-                };
-                drop(guard);
-                self.open = false;
-                return outcome;
-            }
             let opened = slot.batch.is_none();
             if opened {
                 slot.batches += 1;
-                slot.batch = Some(Batch {
-                    id: slot.batches,
-                    after: Vec::new(),
-                    done: watch::Sender::new(None),
-                });
             }
-            let Some(batch) = slot.batch.as_mut() else {
-                unreachable!("opened above");
-            };
+            let id = slot.batches;
+            let batch = slot.batch.get_or_insert_with(|| Batch {
+                id,
+                after: Vec::new(),
+                done: watch::Sender::new(None),
+            });
             batch.after.push(after);
             let done = batch.done.subscribe();
-            let id = batch.id;
-            let committer_of = match guard.as_ref() {
-                Some(g) if opened => Some((id, OwnedMutexGuard::mutex(g).clone())),
-                _ => None,
-            };
+            // A new batch gets its committer, queued for the turn.
+            let committer_of = guard
+                .as_ref()
+                .filter(|_| opened)
+                .map(|g| (id, OwnedMutexGuard::mutex(g).clone()));
             (done, committer_of)
         };
         // The work is in the batch now: the turn passes on.
@@ -435,9 +443,7 @@ impl Drop for WriteTx {
                 // SQLite rolled the whole transaction back (after some I/O errors): the batch
                 // failed.
                 if let Some(batch) = slot.batch.take() {
-                    batch.done.send_replace(Some(Err(
-                        "the transaction was rolled back by SQLite before its commit".into(),
-                    )));
+                    batch.done.send_replace(Some(Err(ROLLED_BACK.into())));
                 }
             }
             return;
@@ -643,6 +649,16 @@ mod tests {
         Box::new(move || log.lock().unwrap().push(k))
     }
 
+    /// A writer on a new database ([`database`]), a log, and a first transaction holding the
+    /// turn, with `a` inserted.
+    async fn started(name: &str) -> (PathBuf, Arc<Writer>, Log, WriteTx) {
+        let path = database(name);
+        let writer = Arc::new(Writer::new(&path));
+        let first = begun(&writer).await;
+        insert(&first, "a").unwrap();
+        (path, writer, Log::default(), first)
+    }
+
     /// Waits until `n` tasks wait for the turn.
     async fn queued(writer: &Writer, n: usize) {
         for _ in 0..100 {
@@ -670,11 +686,7 @@ mod tests {
 
     #[tokio::test]
     async fn waiting_mutations_commit_together_and_a_failing_one_alone() {
-        let path = database("batch");
-        let writer = Arc::new(Writer::new(&path));
-        let log = Log::default();
-        let first = begun(&writer).await;
-        insert(&first, "a").unwrap();
+        let (path, writer, log, first) = started("batch").await;
         // Two more queue for the turn: one breaks the unique key, the other does not.
         let clash = member(&writer, &log, "a");
         let other = member(&writer, &log, "c");
@@ -694,11 +706,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_batch_that_fails_to_commit_fails_every_member() {
-        let path = database("failed");
-        let writer = Arc::new(Writer::new(&path));
-        let log = Log::default();
-        let first = begun(&writer).await;
-        insert(&first, "a").unwrap();
+        let (path, writer, log, first) = started("failed").await;
         let (w, l) = (writer.clone(), log.clone());
         let breaking = tokio::spawn(async move {
             let tx = begun(&w).await;
@@ -723,11 +731,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_transaction_through_sqlx_takes_the_turn_after_the_batch_committed() {
-        let path = database("turn");
-        let writer = Arc::new(Writer::new(&path));
-        let log = Log::default();
-        let first = begun(&writer).await;
-        insert(&first, "a").unwrap();
+        let (path, writer, log, first) = started("turn").await;
         let (w, p) = (writer.clone(), path.clone());
         let turn = tokio::spawn(async move {
             let _turn = w.turn().await;
@@ -740,11 +744,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_waiter_that_gives_up_leaves_nobody_to_wait_for() {
-        let path = database("gave-up");
-        let writer = Arc::new(Writer::new(&path));
-        let log = Log::default();
-        let first = begun(&writer).await;
-        insert(&first, "a").unwrap();
+        let (path, writer, log, first) = started("gave-up").await;
         let gone = member(&writer, &log, "b");
         queued(&writer, 1).await;
         gone.abort();
@@ -752,6 +752,7 @@ mod tests {
         let commits = writer.commits();
         first.commit_grouped(logs(&log, "a")).await.unwrap();
         assert_eq!(writer.commits() - commits, 1, "committed at once");
+        assert_eq!(writer.slot.lock().await.batches, 0, "without a batch");
         assert_eq!(keys(&path), ["a"]);
     }
 
