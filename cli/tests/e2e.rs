@@ -572,11 +572,13 @@ impl PostgresSchema {
                 .unwrap_or_default()
         );
         let created = admin(async |conn| {
-            // `citext` (which the runtime's tables use) belongs in `public`, installed once under
-            // a lock shared with the behaviour tests, not in this test's schema.
+            // `citext` and `pg_trgm` (which the runtime's tables use) belong in `public`,
+            // installed once under a lock shared with the behaviour tests, not in this test's
+            // schema.
             sqlx::raw_sql(
                 "SELECT pg_advisory_lock(7317001); \
                  CREATE EXTENSION IF NOT EXISTS citext WITH SCHEMA public; \
+                 CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public; \
                  SELECT pg_advisory_unlock(7317001);",
             )
             .execute(&mut *conn)

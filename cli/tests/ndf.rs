@@ -105,11 +105,12 @@ impl TestDb {
             Db::Postgres => {
                 let schema = format!("svc_cli_ndf_{}", unique());
                 let created = postgres(async |conn| {
-                    // `citext` belongs in `public`, installed once under the lock the other
-                    // tests take too.
+                    // `citext` and `pg_trgm` belong in `public`, installed once under the lock
+                    // the other tests take too.
                     for statement in [
                         "SELECT pg_advisory_lock(7317001)",
                         "CREATE EXTENSION IF NOT EXISTS citext WITH SCHEMA public",
+                        "CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public",
                         "SELECT pg_advisory_unlock(7317001)",
                     ] {
                         sqlx::raw_sql(statement)

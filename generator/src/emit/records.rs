@@ -148,6 +148,7 @@ fn emit_field_meta(model: &Model, col: &Column<'_>) -> TokenStream {
         (f.list, quote!(list)),
         (f.required, quote!(required)),
         (f.unique, quote!(unique)),
+        (f.search, quote!(search)),
     ] {
         if on {
             refine.extend(quote!(.#flag()));

@@ -265,6 +265,9 @@ fn field(model: &Model, ty: TypeId, index: usize, f: &Field) -> String {
     if f.unique {
         out.push_str(" unique");
     }
+    if f.search {
+        out.push_str(" search");
+    }
     if let Some(d) = &f.default {
         let _ = write!(out, " default={}", value(d));
     }

@@ -307,6 +307,7 @@ pub fn lower(ast: &Ast, config: &Config) -> Model {
                 required: shape.required(),
                 list: shape.list,
                 unique: f.directives.get("isUnique").is_some(),
+                search: f.directives.get("search").is_some(),
                 default: value_of("defaultValue"),
                 migration_value: value_of("migrationValue"),
                 old_name: string_argument(&f.directives, "rename", "oldName"),

@@ -89,6 +89,8 @@ pub struct Field {
     pub list: bool,
     /// `@isUnique`.
     pub unique: bool,
+    /// `@search`: substring filters on this `String` field are served by an index (PostgreSQL).
+    pub search: bool,
     /// `@defaultValue(value:)`, already checked against the field's type.
     pub default: Option<DefaultValue>,
     /// `@migrationValue(value:)`, already checked against the field's type.

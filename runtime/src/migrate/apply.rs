@@ -8,6 +8,7 @@ use super::MigrationError;
 use super::ddl;
 use super::plan::{FieldChange, Plan, Step};
 use super::schema::{Field, Model, Schema};
+use super::search;
 use crate::model::Kind;
 use crate::storage::Backend;
 use crate::storage::layout::quote;
@@ -35,7 +36,7 @@ pub(super) async fn apply(
             run(tx, statements(backend, renamed, new, step)).await?;
         }
     }
-    Ok(())
+    run(tx, search::after(renamed, new, backend)).await
 }
 
 async fn run(tx: &DatabaseTransaction, statements: Vec<String>) -> Result<(), MigrationError> {
@@ -264,6 +265,13 @@ fn statements(backend: Backend, old: &Schema, new: &Schema, step: &Step) -> Vec<
                 ));
                 out.push(ddl::unique_index_statement(to, &f.name, backend));
             }
+            for f in from.fields.iter().filter(|f| f.search) {
+                out.extend(search::rename(
+                    backend,
+                    (&from.name, &f.name),
+                    (to, &f.name),
+                ));
+            }
             out
         }
         Step::RenameRelation { from, to } => {
@@ -286,6 +294,7 @@ fn statements(backend: Backend, old: &Schema, new: &Schema, step: &Step) -> Vec<
             from,
             to,
             unique,
+            search,
         } => {
             let mut out = vec![format!(
                 "ALTER TABLE {} RENAME COLUMN {} TO {}",
@@ -299,6 +308,9 @@ fn statements(backend: Backend, old: &Schema, new: &Schema, step: &Step) -> Vec<
                     quote(&ddl::unique_index(model, from))
                 ));
                 out.push(ddl::unique_index_statement(model, to, backend));
+            }
+            if *search {
+                out.extend(search::rename(backend, (model, from), (model, to)));
             }
             out
         }
@@ -330,12 +342,18 @@ fn statements(backend: Backend, old: &Schema, new: &Schema, step: &Step) -> Vec<
             let (Some(before), Some(after)) = (old.model(name), new.model(name)) else {
                 return Vec::new();
             };
+            // `@search` alone changes no column (`search::after` makes or drops its index).
+            let changes: Vec<FieldChange> = changes
+                .iter()
+                .filter(|c| !c.is_search_only())
+                .cloned()
+                .collect();
             if changes.is_empty() {
                 return Vec::new();
             }
             match backend {
-                Backend::Sqlite => rebuild(before, after, changes),
-                Backend::Postgres => alter(after, changes),
+                Backend::Sqlite => rebuild(before, after, &changes),
+                Backend::Postgres => alter(after, &changes),
             }
         }
     }

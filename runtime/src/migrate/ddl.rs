@@ -55,6 +55,7 @@ pub fn create_statements(schema: &Schema, backend: Backend) -> Vec<String> {
     for model in &schema.models {
         out.push(create_table(model, &model.name, backend));
         out.extend(index_statements(model, backend));
+        out.extend(super::search::create(model, backend));
     }
     for rel in &schema.relations {
         out.extend(relation_statements(rel, backend));

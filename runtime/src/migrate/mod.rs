@@ -7,12 +7,16 @@
 //! stored nodes would violate fail with the reference's errors: a required field without a
 //! value (2007), a required relation some node lacks (2052), a to-many relation that some node
 //! uses more than once becoming to-one (2031).
+//!
+//! The trigram indexes of `@search` fields ([`search`], PostgreSQL) are made with their model's
+//! table, renamed by the rename steps, and made or dropped after the other steps.
 
 mod apply;
 pub mod ddl;
 mod partners;
 pub mod plan;
 pub mod schema;
+pub mod search;
 
 use std::fmt;
 

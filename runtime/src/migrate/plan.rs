@@ -26,6 +26,7 @@ pub enum Step {
         from: String,
         to: String,
         unique: bool,
+        search: bool,
     },
     /// A relation whose join table goes away (first, so no join table refers to a dropped type).
     DropRelation(Relation),
@@ -63,6 +64,23 @@ pub enum FieldChange {
         to: Field,
         value: Option<serde_json::Value>,
     },
+}
+
+impl FieldChange {
+    /// A field that only gained or lost `@search`: its column stays as it is (the index follows
+    /// after the steps, `search::after`).
+    pub fn is_search_only(&self) -> bool {
+        match self {
+            FieldChange::Change { from, to, .. } => {
+                from.search != to.search
+                    && Field {
+                        search: to.search,
+                        ..from.clone()
+                    } == *to
+            }
+            _ => false,
+        }
+    }
 }
 
 /// What a migration does.
@@ -318,6 +336,13 @@ fn field_change(from: &Field, to: &Field, value: Option<&serde_json::Value>) -> 
             "no longer unique".to_owned()
         });
     }
+    if from.search != to.search {
+        parts.push(if to.search {
+            "now indexed for substring filters (`@search`)".to_owned()
+        } else {
+            "no longer indexed for substring filters".to_owned()
+        });
+    }
     if from.enum_values != to.enum_values {
         let removed: Vec<&str> = from
             .enum_values
@@ -445,6 +470,7 @@ fn renamed(old: &Schema, new: &Schema, hints: &Hints) -> (Schema, Vec<Step>) {
             from: from.clone(),
             to: to.clone(),
             unique: field.unique,
+            search: field.search,
         });
     }
     (old, steps)

@@ -2,7 +2,7 @@
 //! meta table (`schema`) and compared with the compiled model at every start and deploy.
 //!
 //! Only what the tables depend on is kept: model and field names, column kinds, list, required,
-//! unique, defaults, enum values, relation fields and relations. Permissions, names of generated
+//! unique, search, defaults, enum values, relation fields and relations. Permissions, names of generated
 //! types and the like live in the binary only.
 
 use serde::{Deserialize, Serialize};
@@ -34,6 +34,10 @@ pub struct Field {
     pub list: bool,
     pub required: bool,
     pub unique: bool,
+    /// `@search`: substring filters are served by an index (`migrate/search.rs`). Absent from
+    /// stored schemas that predate it, and left out when false, so they still compare equal.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub search: bool,
     /// `id`, `createdAt`, `updatedAt`: never added, removed or changed by a migration.
     pub system: bool,
     /// The default as the JSON of the API value, written into existing nodes when the field is
@@ -83,6 +87,7 @@ impl Schema {
                         list: f.list,
                         required: f.required,
                         unique: f.unique,
+                        search: f.search,
                         system: i == m.id || i == m.created_at || i == m.updated_at,
                         default: f.default.as_ref().map(|lit| Val::from_lit(lit).to_json()),
                         enum_values: f.enum_values.iter().map(|v| (*v).to_owned()).collect(),
@@ -131,6 +136,15 @@ impl Schema {
 impl Model {
     pub fn field(&self, name: &str) -> Option<&Field> {
         self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// The names of the `@search` fields, in column order.
+    pub fn searched(&self) -> Vec<&str> {
+        self.fields
+            .iter()
+            .filter(|f| f.search)
+            .map(|f| f.name.as_str())
+            .collect()
     }
 
     pub fn id(&self) -> &str {

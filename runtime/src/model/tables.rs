@@ -70,6 +70,9 @@ pub struct FieldMeta {
     pub list: bool,
     pub required: bool,
     pub unique: bool,
+    /// `@search`: a `String` field whose substring filters (`_contains`, `_starts_with`,
+    /// `_ends_with`) are served by a trigram index on PostgreSQL (`migrate::search`).
+    pub search: bool,
     /// Declared in the SDL (system fields `createdAt`/`updatedAt` always exist as columns but are
     /// exposed only when declared).
     pub exposed: bool,
@@ -91,6 +94,7 @@ impl FieldMeta {
             list: false,
             required: false,
             unique: false,
+            search: false,
             exposed: true,
             default: None,
             enum_values: &[],
@@ -110,6 +114,11 @@ impl FieldMeta {
 
     pub const fn unique(mut self) -> Self {
         self.unique = true;
+        self
+    }
+
+    pub const fn search(mut self) -> Self {
+        self.search = true;
         self
     }
 

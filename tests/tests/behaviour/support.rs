@@ -580,7 +580,8 @@ pub async fn admin_connection() -> Result<sqlx::PgConnection, String> {
     }
 }
 
-/// Installs `citext` (which the runtime's PostgreSQL tables use) into `public`, once.
+/// Installs `citext` (which the runtime's PostgreSQL tables use) and `pg_trgm` (the indexes of
+/// `@search` fields) into `public`, once.
 ///
 /// The runtime runs `CREATE EXTENSION IF NOT EXISTS citext` at start-up. Left to that, servers
 /// starting at the same moment race on it (a unique violation in `pg_extension`), and the
@@ -597,12 +598,13 @@ async fn prepare_database(conn: &mut sqlx::PgConnection) {
     for statement in [
         "SELECT pg_advisory_lock(7317001)",
         "CREATE EXTENSION IF NOT EXISTS citext WITH SCHEMA public",
+        "CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public",
         "SELECT pg_advisory_unlock(7317001)",
     ] {
         sqlx::raw_sql(statement)
             .execute(&mut *conn)
             .await
-            .unwrap_or_else(|e| panic!("cannot install the `citext` extension into `public`: {e}"));
+            .unwrap_or_else(|e| panic!("cannot install the extensions into `public`: {e}"));
     }
     DONE.store(true, Ordering::Release);
 }

@@ -188,6 +188,7 @@ async fn measure(args: &Args, client: &reqwest::Client, data: &Dataset) -> Resul
         users: data.users.len(),
         posts: data.posts.len(),
         filtered: data.filter_count(),
+        searched: data.search_count(),
     });
     let load_before = loadavg();
     // Prepare every GraphQL target: its token and the ids of the loaded rows.

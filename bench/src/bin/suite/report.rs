@@ -55,10 +55,11 @@ pub fn markdown(
     }
     let _ = writeln!(
         out,
-        "- Data: {} users, {} posts ({} match query 4's filter). Each cell: {} concurrent clients, {} s warm-up, {} s measured in {} rounds taking turns with the other servers' rounds of the query; every response is checked (errors or wrong data fail the cell).",
+        "- Data: {} users, {} posts ({} match query 4's filter, {} query 6's). Each cell: {} concurrent clients, {} s warm-up, {} s measured in {} rounds taking turns with the other servers' rounds of the query; every response is checked (errors or wrong data fail the cell).",
         expect.users,
         expect.posts,
         expect.filtered,
+        expect.searched,
         settings.clients,
         settings.warmup.as_secs_f64(),
         settings.measure.as_secs_f64(),

@@ -1,33 +1,35 @@
-//! The servers under test and, for each, the five logical queries spelt in its API, with the
+//! The servers under test and, for each, the six logical queries spelt in its API, with the
 //! check every response must pass.
 
 use serde_json::{Value, json};
 
-use crate::data::{FILTER_TITLE_CONTAINS, FILTER_VOTES_GT, POSTS_PER_USER};
+use crate::data::{FILTER_TITLE_CONTAINS, FILTER_VOTES_GT, POSTS_PER_USER, SEARCH_TITLE_CONTAINS};
 use crate::json::Json;
 
-/// The five logical queries, in the order they run (the create runs last so the reads see
-/// the loaded data set only).
+/// The six logical queries, in the order they run (the create runs last so the reads see
+/// the loaded data set only; query 6 came later and keeps its number).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Query {
-    List,
-    ById,
-    Nested,
-    Filter,
-    Create,
+    List = 1,
+    ById = 2,
+    Nested = 3,
+    Filter = 4,
+    Create = 5,
+    Search = 6,
 }
 
 impl Query {
-    pub const ALL: [Query; 5] = [
+    pub const ALL: [Query; 6] = [
         Query::List,
         Query::ById,
         Query::Nested,
         Query::Filter,
+        Query::Search,
         Query::Create,
     ];
 
     pub fn number(self) -> usize {
-        self as usize + 1
+        self as usize
     }
 
     pub fn title(self) -> &'static str {
@@ -36,6 +38,7 @@ impl Query {
             Query::ById => "one post by id",
             Query::Nested => "10 users × 10 posts",
             Query::Filter => "filtered list + count",
+            Query::Search => "substring search + count",
             Query::Create => "create a post",
         }
     }
@@ -115,6 +118,8 @@ impl Kind {
         let filter_pg = format!(
             r#"{{votes: {{greaterThan: {FILTER_VOTES_GT}}}, title: {{includesInsensitive: "{FILTER_TITLE_CONTAINS}"}}}}"#
         );
+        let search_svc = format!(r#"{{title_contains: "{SEARCH_TITLE_CONTAINS}"}}"#);
+        let search_pg = format!(r#"{{title: {{includesInsensitive: "{SEARCH_TITLE_CONTAINS}"}}}}"#);
         let id = self.id_field();
         Some(match (self, query) {
             (Kind::Sql, _) => return None,
@@ -129,6 +134,9 @@ impl Kind {
             }
             (_, Query::Filter) if self.is_relay() => format!(
                 "{{ viewer {{ allPosts(filter: {filter_svc}, first: 50, orderBy: id_ASC) {{ count edges {{ node {{ id title votes }} }} }} }} }}"
+            ),
+            (_, Query::Search) if self.is_relay() => format!(
+                "{{ viewer {{ allPosts(filter: {search_svc}, first: 50, orderBy: id_ASC) {{ count edges {{ node {{ id title votes }} }} }} }} }}"
             ),
             (_, Query::Create) if self.is_relay() => {
                 "mutation ($slug: String!, $title: String!, $body: String, $votes: Int!, $authorId: ID!) { createPost(input: { slug: $slug, title: $title, body: $body, votes: $votes, authorId: $authorId, clientMutationId: \"bench\" }) { post { id slug } } }".into()
@@ -157,6 +165,12 @@ impl Kind {
             ),
             (_, Query::Filter) => format!(
                 "{{ allPosts(filter: {filter_pg}, first: 50, orderBy: PRIMARY_KEY_ASC) {{ totalCount nodes {{ {id} title votes }} }} }}"
+            ),
+            (_, Query::Search) if self.is_svc() => format!(
+                "{{ allPosts(filter: {search_svc}, first: 50, orderBy: id_ASC) {{ id title votes }} _allPostsMeta(filter: {search_svc}) {{ count }} }}"
+            ),
+            (_, Query::Search) => format!(
+                "{{ allPosts(filter: {search_pg}, first: 50, orderBy: PRIMARY_KEY_ASC) {{ totalCount nodes {{ {id} title votes }} }} }}"
             ),
             (_, Query::Create) if self.is_svc() => {
                 "mutation ($slug: String!, $title: String!, $body: String, $votes: Int!, $authorId: ID!) { createPost(slug: $slug, title: $title, body: $body, votes: $votes, authorId: $authorId) { id slug } }".into()
@@ -274,14 +288,19 @@ impl Kind {
                     }
                 }
             }
-            Query::Filter => {
+            Query::Filter | Query::Search => {
                 let count_ptr = if svc {
                     "/_allPostsMeta/count"
                 } else {
                     "/allPosts/totalCount"
                 };
                 let count = data.pointer(count_ptr).and_then(Json::as_u64);
-                check_filtered(count, list(data, posts_ptr)?.iter().collect(), expect)?;
+                check_filtered(
+                    query,
+                    count,
+                    list(data, posts_ptr)?.iter().collect(),
+                    expect,
+                )?;
             }
             Query::Create => {
                 let ptr = if svc {
@@ -304,20 +323,36 @@ impl Kind {
 
 /// Query 4's answer: the count of the filter's posts, and a page of 50 of them, each inside the
 /// filter.
-fn check_filtered(count: Option<u64>, posts: Vec<&Json>, expect: &Expect) -> Result<(), String> {
-    if count != Some(expect.filtered as u64) {
+fn check_filtered(
+    query: Query,
+    count: Option<u64>,
+    posts: Vec<&Json>,
+    expect: &Expect,
+) -> Result<(), String> {
+    let (expected, selects): (usize, fn(i64, &str) -> bool) = match query {
+        Query::Search => (expect.searched, |_, title| {
+            title.contains(SEARCH_TITLE_CONTAINS)
+        }),
+        _ => (expect.filtered, |votes, title| {
+            votes > FILTER_VOTES_GT && title.contains(FILTER_TITLE_CONTAINS)
+        }),
+    };
+    if count != Some(expected as u64) {
         return Err(format!(
-            "count {count:?} instead of {} (different data or filter semantics)",
-            expect.filtered
+            "count {count:?} instead of {expected} (different data or filter semantics)"
         ));
     }
-    if posts.len() != expect.filtered.min(50) {
-        return Err(format!("{} posts instead of 50", posts.len()));
+    if posts.len() != expected.min(50) {
+        return Err(format!(
+            "{} posts instead of {}",
+            posts.len(),
+            expected.min(50)
+        ));
     }
     for p in posts {
         let votes = p.get("votes").and_then(Json::as_i64).unwrap_or(i64::MIN);
         let title = p.get("title").and_then(Json::as_str).unwrap_or("");
-        if votes <= FILTER_VOTES_GT || !title.contains(FILTER_TITLE_CONTAINS) {
+        if !selects(votes, title) {
             return Err(format!("a post outside the filter: {p}"));
         }
     }
@@ -376,11 +411,11 @@ fn relay_check(
                 }
             }
         }
-        Query::Filter => {
+        Query::Filter | Query::Search => {
             let count = data
                 .pointer("/viewer/allPosts/count")
                 .and_then(Json::as_u64);
-            check_filtered(count, nodes(data, "/viewer/allPosts/edges")?, expect)?;
+            check_filtered(query, count, nodes(data, "/viewer/allPosts/edges")?, expect)?;
         }
         Query::Create => {
             let post = data.pointer("/createPost/post");
@@ -403,6 +438,8 @@ pub struct Expect {
     pub posts: usize,
     /// The number of posts query 4's filter selects.
     pub filtered: usize,
+    /// The number of posts query 6's substring selects.
+    pub searched: usize,
 }
 
 /// The variables of one request. `n` is unique per request of a run (for the create's

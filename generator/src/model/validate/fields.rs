@@ -15,8 +15,9 @@ use crate::model::lower::{
 };
 
 /// Directives the data model gives meaning to, with their required argument.
-const KNOWN: [(&str, Option<&str>); 5] = [
+const KNOWN: [(&str, Option<&str>); 6] = [
     ("isUnique", None),
+    ("search", None),
     ("relation", Some("name")),
     ("defaultValue", Some("value")),
     ("migrationValue", Some("value")),
@@ -56,6 +57,20 @@ fn field(ast: &Ast, o: ObjectDecl, f: &Node<FieldDefinition>, diags: &mut Diagno
     }
     directives(o, f, diags);
     let is_unique = f.directives.get("isUnique").is_some();
+    if let Some(d) = f.directives.get("search")
+        && (shape.list || !matches!(ast.target(shape.name), Target::Scalar(ScalarType::String)))
+    {
+        diags.push(
+            Diagnostic::new(
+                node_span(o.file, d),
+                format!(
+                    "the field `{name}` of the type `{}` cannot be `@search`: only single `String` values are indexed for substring filters",
+                    f.ty
+                ),
+            )
+            .with_help("remove `@search`, or use it on a `String` or `String!` field"),
+        );
+    }
     match ast.target(shape.name) {
         Target::Unknown => diags.push(
             Diagnostic::new(

@@ -12,6 +12,8 @@ use svc_runtime::storage::Db;
 
 use crate::support::TestDatabase;
 
+mod search;
+
 pub(crate) fn field(name: &str, kind: Kind) -> Field {
     Field {
         name: name.to_owned(),
@@ -19,6 +21,7 @@ pub(crate) fn field(name: &str, kind: Kind) -> Field {
         list: false,
         required: false,
         unique: false,
+        search: false,
         system: false,
         default: None,
         enum_values: Vec::new(),

@@ -1,5 +1,5 @@
 //! The Simple API (reference §2): queries, mutations, filters, ordering and pagination, scalars,
-//! the request envelope, the schema as introspection shows it, compiled plans, the statements
+//! the request envelope, the indexes of `@search` fields, the schema as introspection shows it, compiled plans, the statements
 //! each request costs, the changes mutations hand to observers, GraphQL over HTTP, and the
 //! playground pages (of both APIs).
 
@@ -15,4 +15,5 @@ mod pagination;
 mod playground;
 mod queries;
 mod scalars;
+mod search;
 mod statements;
