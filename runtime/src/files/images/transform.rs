@@ -36,7 +36,19 @@ fn supported(format: ImageFormat) -> bool {
 }
 
 /// The variant of `source` that `ops` describe, in the source's format.
+///
+/// A decoder that panics on a malformed file refuses that file like any other it cannot read, so
+/// the request gets a clear answer; the known case (a PNG palette of a length the format does not
+/// allow, which panicked in the `png` crate) is refused before decoding, in [`open`].
 pub fn apply(source: &[u8], ops: &Ops) -> Result<Vec<u8>, Refused> {
+    std::panic::catch_unwind(|| variant(source, ops)).unwrap_or_else(|_| {
+        Err(Refused(
+            "Error: The image could not be read: its data is malformed".to_owned(),
+        ))
+    })
+}
+
+fn variant(source: &[u8], ops: &Ops) -> Result<Vec<u8>, Refused> {
     // Declared first: the decoder may borrow it.
     let shortened: Vec<u8>;
     let (format, mut decoder) = open(source)?;
@@ -69,6 +81,32 @@ pub fn apply(source: &[u8], ops: &Ops) -> Result<Vec<u8>, Refused> {
     encode(&image, format)
 }
 
+/// Refuses a PNG whose palette (`PLTE`, before the first `IDAT`) does not hold whole RGB
+/// entries, at most 256 of them, as the PNG specification requires: the `png` crate's palette
+/// expansion panicked on such a file (found by `bench/fuzz`). Chunks it cannot walk are left to
+/// the decoder, which refuses them.
+fn png_palette(bytes: &[u8]) -> Result<(), Refused> {
+    let mut rest = bytes.get(8..).unwrap_or_default();
+    while let (Some(length), Some(kind)) = (rest.get(..4), rest.get(4..8)) {
+        let length = u32::from_be_bytes([length[0], length[1], length[2], length[3]]) as usize;
+        match kind {
+            b"PLTE" if length % 3 != 0 || length > 3 * 256 => {
+                return Err(Refused(format!(
+                    "Error: The image could not be read: its PNG palette has {length} bytes, not whole RGB entries (three bytes each, at most 256)"
+                )));
+            }
+            b"PLTE" | b"IDAT" => return Ok(()),
+            _ => {}
+        }
+        // Length, type, data, CRC.
+        let Some(next) = length.checked_add(12).and_then(|n| rest.get(n..)) else {
+            return Ok(());
+        };
+        rest = next;
+    }
+    Ok(())
+}
+
 fn unreadable(e: image::ImageError) -> Refused {
     Refused(format!("Error: The image could not be read: {e}"))
 }
@@ -82,6 +120,9 @@ fn open(bytes: &[u8]) -> Result<(ImageFormat, Box<dyn ImageDecoder + '_>), Refus
     let Some(format) = reader.format().filter(|f| supported(*f)) else {
         return Err(Refused("File not an image".to_owned()));
     };
+    if format == ImageFormat::Png {
+        png_palette(bytes)?;
+    }
     let mut decoder = reader.into_decoder().map_err(|e| match e {
         image::ImageError::Limits(_) => Refused(format!(
             "Error: The image is too large: at most {MAX_INPUT_SIDE} pixels on a side"
@@ -235,6 +276,54 @@ mod tests {
     fn dimensions(bytes: &[u8]) -> (u32, u32) {
         let image = image::load_from_memory(bytes).unwrap();
         (image.width(), image.height())
+    }
+
+    /// The `bench/fuzz` finding (`fuzz/regressions/image_decode/`): a 10 × 10 indexed PNG whose
+    /// palette chunk holds 49 bytes made the `png` crate panic; it is refused, and so is a
+    /// palette of more than 256 entries, while a valid indexed PNG still decodes.
+    #[test]
+    fn png_palettes_that_are_not_whole_entries_are_refused() {
+        let found = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../fuzz/regressions/image_decode/png-palette-of-49-bytes"
+        ))
+        .expect("the regression input");
+        // The target's input: one byte of path length, the path, the image.
+        let n = usize::from(found[0]);
+        let ops_text = std::str::from_utf8(&found[1..=n]).unwrap();
+        let ops = parse(&[ops_text]).unwrap();
+        let image = &found[1 + n..];
+        let refused = apply(image, &ops).unwrap_err();
+        assert!(
+            refused.0.contains("PNG palette has 49 bytes"),
+            "{refused:?}"
+        );
+
+        let indexed = |entries: usize| {
+            let mut out = Vec::new();
+            let mut encoder = png::Encoder::new(&mut out, 2, 2);
+            encoder.set_color(png::ColorType::Indexed);
+            encoder.set_depth(png::BitDepth::Eight);
+            encoder.set_palette(vec![7u8; 3 * entries]);
+            encoder
+                .write_header()
+                .unwrap()
+                .write_image_data(&[0, 1, 1, 0])
+                .unwrap();
+            out
+        };
+        let ops = parse(&["1x1"]).unwrap();
+        assert_eq!(dimensions(&apply(&indexed(2), &ops).unwrap()), (1, 1));
+        // 257 entries: the chunk is refused before any decoder reads it (so no CRC is needed).
+        let mut too_long = indexed(2);
+        let at = too_long
+            .windows(4)
+            .position(|w| w == b"PLTE")
+            .expect("a palette chunk")
+            - 4;
+        too_long[at..at + 4].copy_from_slice(&771u32.to_be_bytes());
+        let refused = apply(&too_long, &ops).unwrap_err();
+        assert!(refused.0.contains("has 771 bytes"), "{refused:?}");
     }
 
     #[test]
