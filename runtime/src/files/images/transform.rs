@@ -90,7 +90,7 @@ fn png_palette(bytes: &[u8]) -> Result<(), Refused> {
     while let (Some(length), Some(kind)) = (rest.get(..4), rest.get(4..8)) {
         let length = u32::from_be_bytes([length[0], length[1], length[2], length[3]]) as usize;
         match kind {
-            b"PLTE" if length % 3 != 0 || length > 3 * 256 => {
+            b"PLTE" if !length.is_multiple_of(3) || length > 3 * 256 => {
                 return Err(Refused(format!(
                     "Error: The image could not be read: its PNG palette has {length} bytes, not whole RGB entries (three bytes each, at most 256)"
                 )));
