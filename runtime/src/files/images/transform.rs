@@ -2,6 +2,10 @@
 //! EXIF orientation, crop, resize (Lanczos-3, as sharp does by default), encode in the format
 //! the image came in. Runs on a blocking thread; it allocates only after the header said the
 //! image is within [`MAX_INPUT_SIDE`], so a small file that claims huge dimensions costs nothing.
+//!
+//! A JPEG made at least half as small is decoded shrunk (as sharp's shrink-on-load does): by
+//! libjpeg-turbo's scaled IDCT ([`decode_shrunk`]), at 1/2, 1/4 or 1/8 of its size, then
+//! resized the rest of the way. The variant's size is computed from the full size either way.
 
 use std::io::Cursor;
 
@@ -49,11 +53,36 @@ pub fn apply(source: &[u8], ops: &Ops) -> Result<Vec<u8>, Refused> {
 }
 
 fn variant(source: &[u8], ops: &Ops) -> Result<Vec<u8>, Refused> {
+    variant_with(source, ops, true)
+}
+
+/// [`variant`], with shrinking a JPEG as it is decoded allowed or not (the tests compare both).
+fn variant_with(source: &[u8], ops: &Ops, shrink_on_load: bool) -> Result<Vec<u8>, Refused> {
     // Declared first: the decoder may borrow it.
     let shortened: Vec<u8>;
     let (format, mut decoder) = open(source)?;
     let (width, height) = decoder.dimensions();
     let orientation = decoder.orientation().map_err(unreadable)?;
+    if let (true, ImageFormat::Jpeg, None, Some(resize)) =
+        (shrink_on_load, format, ops.crop, ops.resize)
+    {
+        let upright = if turns(orientation) {
+            (height, width)
+        } else {
+            (width, height)
+        };
+        let (w, h) = resize
+            .bounded_target(upright.0, upright.1)
+            .map_err(Refused)?;
+        let shrink = jpeg_shrink(upright, (w, h));
+        if shrink > 1
+            && sequential(source).is_some_and(|jpeg| jpeg.one_scan && jpeg.precision == 8)
+            && let Some(mut image) = decode_shrunk(source, shrink)?
+        {
+            image.apply_orientation(orientation);
+            return encode(&resized(&image, w, h)?, format);
+        }
+    }
     // A crop of an upright baseline JPEG needs only the rows down to its bottom edge: the same
     // bytes under a header that says the image ends there decode just those rows (a crop of the
     // top 400 rows of 1500 decodes in about a third of the time).
@@ -143,11 +172,95 @@ fn open(bytes: &[u8]) -> Result<(ImageFormat, Box<dyn ImageDecoder + '_>), Refus
     Ok((format, Box::new(decoder)))
 }
 
-/// A baseline (sequential) JPEG's bytes with its frame header saying it is `rows` high, rounded
-/// up to whole rows of MCUs; `None` when that is not shorter, or the JPEG is progressive, or
-/// its header cannot be read. Decoders stop after the rows the header names.
-fn jpeg_rows(jpeg: &[u8], rows: u32) -> Option<Vec<u8>> {
+/// Whether an EXIF orientation turns the image a quarter (its width becomes its height).
+fn turns(orientation: Orientation) -> bool {
+    matches!(
+        orientation,
+        Orientation::Rotate90
+            | Orientation::Rotate270
+            | Orientation::Rotate90FlipH
+            | Orientation::Rotate270FlipH
+    )
+}
+
+/// The factor a JPEG of `size` is shrunk by as it is decoded, for a variant of `target` size:
+/// the largest of 8, 4 and 2 that leaves the decoded image at least as large as the target on
+/// both sides (the choice of sharp's default `fastShrinkOnLoad`), else 1.
+fn jpeg_shrink(size: (u32, u32), target: (u32, u32)) -> u32 {
+    let factor = f64::min(
+        f64::from(size.0) / f64::from(target.0.max(1)),
+        f64::from(size.1) / f64::from(target.1.max(1)),
+    );
+    [8, 4, 2]
+        .into_iter()
+        .find(|&shrink| factor >= f64::from(shrink))
+        .unwrap_or(1)
+}
+
+/// `jpeg` decoded at 1/`shrink` of its size (2, 4 or 8) by libjpeg-turbo's scaled IDCT, which
+/// skips most of the inverse transform and the full-size colour conversion; RGB, or luma for a
+/// grayscale JPEG. `None` for a colour space it does not turn into those (CMYK, YCCK): the
+/// caller decodes that one at full size. Called only for a sequential JPEG of one scan and
+/// 8-bit samples ([`sequential`]), so libjpeg keeps no coefficients of the whole image.
+fn decode_shrunk(jpeg: &[u8], shrink: u32) -> Result<Option<DynamicImage>, Refused> {
+    let read = || -> std::io::Result<Option<DynamicImage>> {
+        let mut decompress = mozjpeg::Decompress::new_mem(jpeg)?;
+        let gray = match decompress.color_space() {
+            mozjpeg::ColorSpace::JCS_GRAYSCALE => true,
+            mozjpeg::ColorSpace::JCS_YCbCr | mozjpeg::ColorSpace::JCS_RGB => false,
+            _ => return Ok(None),
+        };
+        // `shrink` is 2, 4 or 8: a scale of 4, 2 or 1 eighths.
+        decompress.scale(u8::try_from(8 / shrink).unwrap_or(8));
+        let mut started = if gray {
+            decompress.grayscale()?
+        } else {
+            decompress.rgb()?
+        };
+        let (width, height) = (started.width(), started.height());
+        let pixels: Vec<u8> = started.read_scanlines()?;
+        started.finish()?;
+        let short = || std::io::Error::other("its data ends before its last row");
+        let (w, h) = (
+            u32::try_from(width).map_err(|_| short())?,
+            u32::try_from(height).map_err(|_| short())?,
+        );
+        Ok(Some(if gray {
+            DynamicImage::ImageLuma8(image::GrayImage::from_raw(w, h, pixels).ok_or_else(short)?)
+        } else {
+            DynamicImage::ImageRgb8(image::RgbImage::from_raw(w, h, pixels).ok_or_else(short)?)
+        }))
+    };
+    // libjpeg reports an error by unwinding out of the library with its message.
+    match std::panic::catch_unwind(read) {
+        Ok(read) => read.map_err(|e| Refused(format!("Error: The image could not be read: {e}"))),
+        Err(payload) => Err(Refused(format!(
+            "Error: The image could not be read: {}",
+            payload
+                .downcast_ref::<String>()
+                .map_or("its data is malformed", |message| {
+                    message.trim_start_matches("libjpeg fatal error: ")
+                })
+        ))),
+    }
+}
+
+/// What the headers of a sequential, Huffman-coded JPEG (baseline or extended) say, up to its
+/// first scan.
+struct Sequential {
+    /// Where its frame header (`SOF0` or `SOF1`) begins.
+    frame: usize,
+    /// Bits per sample.
+    precision: u8,
+    /// Whether its first scan holds every component, so that it is the only one.
+    one_scan: bool,
+}
+
+/// The headers of `jpeg` when it is sequential and Huffman-coded; `None` for any other JPEG
+/// (progressive, arithmetic, lossless) or headers that cannot be walked.
+fn sequential(jpeg: &[u8]) -> Option<Sequential> {
     let mut at = 2;
+    let mut frame = None;
     while at + 4 <= jpeg.len() {
         if jpeg[at] != 0xFF {
             return None;
@@ -159,31 +272,48 @@ fn jpeg_rows(jpeg: &[u8], rows: u32) -> Option<Vec<u8>> {
         }
         let length = usize::from(u16::from_be_bytes([jpeg[at + 2], jpeg[at + 3]]));
         match marker {
-            // Baseline and extended sequential, Huffman-coded.
-            0xC0 | 0xC1 => {
-                let frame = jpeg.get(at + 4..at + 2 + length)?;
-                let height = u32::from(u16::from_be_bytes([*frame.get(1)?, *frame.get(2)?]));
-                let components = usize::from(*frame.get(5)?);
-                let mut vmax = 1;
-                for c in 0..components {
-                    vmax = vmax.max(u32::from(*frame.get(6 + c * 3 + 1)? & 0x0F));
-                }
-                let mcu = 8 * vmax;
-                let wanted = rows.div_ceil(mcu) * mcu;
-                if height == 0 || wanted >= height {
-                    return None;
-                }
-                let mut out = jpeg.to_vec();
-                let wanted = u16::try_from(wanted).ok()?.to_be_bytes();
-                out[at + 5..at + 7].copy_from_slice(&wanted);
-                return Some(out);
+            0xC0 | 0xC1 if frame.is_none() => frame = Some(at),
+            // Any other frame (progressive, arithmetic, lossless), or a second one.
+            0xC0..=0xC3 | 0xC5..=0xC7 | 0xC9..=0xCB | 0xCD..=0xCF => return None,
+            0xDA => {
+                let frame = frame?;
+                // SOF: marker, length, precision, height, width, component count.
+                let components = *jpeg.get(frame + 9)?;
+                return Some(Sequential {
+                    frame,
+                    precision: *jpeg.get(frame + 4)?,
+                    one_scan: *jpeg.get(at + 4)? == components,
+                });
             }
-            // Any other frame (progressive, arithmetic, lossless), or scan data before a frame.
-            0xC2..=0xC3 | 0xC5..=0xC7 | 0xC9..=0xCB | 0xCD..=0xCF | 0xDA => return None,
-            _ => at += 2 + length,
+            _ => {}
         }
+        at += 2 + length;
     }
     None
+}
+
+/// A baseline (sequential) JPEG's bytes with its frame header saying it is `rows` high, rounded
+/// up to whole rows of MCUs; `None` when that is not shorter, or the JPEG is progressive, or
+/// its header cannot be read. Decoders stop after the rows the header names.
+fn jpeg_rows(jpeg: &[u8], rows: u32) -> Option<Vec<u8>> {
+    let at = sequential(jpeg)?.frame;
+    let length = usize::from(u16::from_be_bytes([jpeg[at + 2], jpeg[at + 3]]));
+    let frame = jpeg.get(at + 4..at + 2 + length)?;
+    let height = u32::from(u16::from_be_bytes([*frame.get(1)?, *frame.get(2)?]));
+    let components = usize::from(*frame.get(5)?);
+    let mut vmax = 1;
+    for c in 0..components {
+        vmax = vmax.max(u32::from(*frame.get(6 + c * 3 + 1)? & 0x0F));
+    }
+    let mcu = 8 * vmax;
+    let wanted = rows.div_ceil(mcu) * mcu;
+    if height == 0 || wanted >= height {
+        return None;
+    }
+    let mut out = jpeg.to_vec();
+    let wanted = u16::try_from(wanted).ok()?.to_be_bytes();
+    out[at + 5..at + 7].copy_from_slice(&wanted);
+    Some(out)
 }
 
 fn too_large(width: u32, height: u32) -> Refused {
@@ -324,6 +454,137 @@ mod tests {
         too_long[at..at + 4].copy_from_slice(&771u32.to_be_bytes());
         let refused = apply(&too_long, &ops).unwrap_err();
         assert!(refused.0.contains("has 771 bytes"), "{refused:?}");
+    }
+
+    /// A JPEG of a smooth picture with fine lines over it (`rgb: false` gives a grayscale one),
+    /// optionally with an EXIF orientation of 6 (turn a quarter to the right).
+    fn jpeg(width: u32, height: u32, rgb: bool, turned: bool) -> Vec<u8> {
+        let image = image::RgbImage::from_fn(width, height, |x, y| {
+            let line = if (x / 7 + y / 5) % 2 == 0 { 30 } else { 0 };
+            image::Rgb([
+                (x * 200 / width) as u8 + line,
+                (y * 200 / height) as u8 + line,
+                ((x + y) * 100 / (width + height)) as u8,
+            ])
+        });
+        let image = if rgb {
+            DynamicImage::ImageRgb8(image)
+        } else {
+            DynamicImage::ImageLuma8(DynamicImage::ImageRgb8(image).to_luma8())
+        };
+        let mut plain = Vec::new();
+        image
+            .write_to(&mut Cursor::new(&mut plain), ImageFormat::Jpeg)
+            .unwrap();
+        if !turned {
+            return plain;
+        }
+        // APP1: "Exif\0\0", a big-endian TIFF header, one IFD of one entry: 0x0112
+        // (Orientation), SHORT, count 1, value 6.
+        let mut exif = b"Exif\0\0MM\0\x2a\0\0\0\x08".to_vec();
+        exif.extend_from_slice(&[0, 1, 1, 0x12, 0, 3, 0, 0, 0, 1, 0, 6, 0, 0, 0, 0, 0, 0, 0]);
+        let mut out = plain[..2].to_vec();
+        out.extend_from_slice(&[0xFF, 0xE1]);
+        out.extend_from_slice(&u16::try_from(exif.len() + 2).unwrap().to_be_bytes());
+        out.extend_from_slice(&exif);
+        out.extend_from_slice(&plain[2..]);
+        out
+    }
+
+    /// The mean difference of two images' samples, which must be of one size and colour type.
+    fn mean_difference(a: &[u8], b: &[u8]) -> f64 {
+        let (a, b) = (
+            image::load_from_memory(a).unwrap(),
+            image::load_from_memory(b).unwrap(),
+        );
+        assert_eq!(
+            (a.width(), a.height(), a.color()),
+            (b.width(), b.height(), b.color())
+        );
+        let (a, b) = (a.as_bytes(), b.as_bytes());
+        let sum: u64 = a
+            .iter()
+            .zip(b)
+            .map(|(x, y)| u64::from(x.abs_diff(*y)))
+            .sum();
+        sum as f64 / a.len() as f64
+    }
+
+    #[test]
+    fn the_shrink_on_load_is_sharps() {
+        // The benchmark's fit: 2000 x 1500 into 300 x 200 is 267 x 200, a factor of 7.5.
+        assert_eq!(jpeg_shrink((2000, 1500), (267, 200)), 4);
+        assert_eq!(jpeg_shrink((2000, 1500), (250, 187)), 8);
+        assert_eq!(jpeg_shrink((400, 400), (250, 250)), 1);
+        assert_eq!(jpeg_shrink((200, 100), (100, 50)), 2);
+        assert_eq!(jpeg_shrink((200, 100), (101, 50)), 1);
+        // A side ignored by the aspect (`!`) counts too.
+        assert_eq!(jpeg_shrink((400, 300), (200, 200)), 1);
+    }
+
+    /// A JPEG made half as large or less is decoded shrunk, and gives the variant the full
+    /// decode gives (the same size and colour type, the samples within a few levels), turned by
+    /// its orientation; RGB and grayscale alike.
+    #[test]
+    fn a_jpeg_made_smaller_is_decoded_shrunk_to_the_same_picture() {
+        for (rgb, turned, ops, size) in [
+            (true, false, "100x100", (100, 75)),
+            (true, false, "200x", (200, 150)),
+            (false, false, "x60", (80, 60)),
+            (true, true, "x200", (150, 200)),
+            (false, true, "50x", (50, 67)),
+        ] {
+            let source = jpeg(800, 600, rgb, turned);
+            let ops = parse(&[ops]).unwrap();
+            let shrunk = variant_with(&source, &ops, true).unwrap();
+            let full = variant_with(&source, &ops, false).unwrap();
+            assert_eq!(dimensions(&shrunk), size, "{ops:?}");
+            // Not the full decode's bytes: the shrunk decode did run.
+            assert_ne!(shrunk, full, "{ops:?}");
+            let difference = mean_difference(&shrunk, &full);
+            assert!(difference < 6.0, "{ops:?}: {difference}");
+            assert_eq!(apply(&source, &ops).unwrap(), shrunk);
+        }
+        // (Fine lines decoded a quarter as large differ by up to about 4 levels.) Without the
+        // orientation applied the turned picture would differ by far more (about 50).
+        let ops = parse(&["x200"]).unwrap();
+        let turned = variant_with(&jpeg(800, 600, true, true), &ops, true).unwrap();
+        let upright = variant_with(&jpeg(600, 800, true, false), &ops, true).unwrap();
+        assert!(mean_difference(&turned, &upright) > 20.0);
+        // A crop is decoded at full size: its coordinates are the full image's.
+        let source = jpeg(800, 600, true, false);
+        let ops = parse(&["0x0:800x600", "100x100"]).unwrap();
+        assert_eq!(
+            variant_with(&source, &ops, true).unwrap(),
+            variant_with(&source, &ops, false).unwrap()
+        );
+    }
+
+    /// What libjpeg refuses while decoding shrunk is refused with its reason; a JPEG cut short
+    /// is decoded as far as it goes, like the full decode does.
+    #[test]
+    fn a_broken_jpeg_decoded_shrunk_is_refused_or_read_as_far_as_it_goes() {
+        let source = jpeg(800, 600, true, false);
+        let ops = parse(&["100x100"]).unwrap();
+        let cut = &source[..source.len() / 2];
+        assert_eq!(dimensions(&apply(cut, &ops).unwrap()), (100, 75));
+        assert_eq!(
+            dimensions(&variant_with(cut, &ops, false).unwrap()),
+            (100, 75)
+        );
+        // The first scan names a Huffman table (3) that was never defined.
+        let scan = source
+            .windows(2)
+            .position(|w| w == [0xFF, 0xDA])
+            .expect("a scan");
+        let mut broken = source.clone();
+        broken[scan + 6] = 0x33;
+        let refused = decode_shrunk(&broken, 8).unwrap_err();
+        assert_eq!(
+            refused.0,
+            "Error: The image could not be read: Huffman table 0x03 was not defined"
+        );
+        assert_eq!(apply(&broken, &ops), Err(refused));
     }
 
     #[test]
