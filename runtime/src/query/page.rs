@@ -105,6 +105,16 @@ impl Page {
         }
     }
 
+    /// Whether a page that read `read` nodes holds every node its filter selects: it starts at
+    /// the first (no `skip`, no cursor) and read fewer than it could take (`first`, `last` or
+    /// the most a page holds).
+    pub fn holds_all(&self, read: usize) -> bool {
+        self.skip.is_none()
+            && self.after.is_none()
+            && self.before.is_none()
+            && usize::try_from(self.limit()).is_ok_and(|limit| read < limit)
+    }
+
     /// How many rows to take after `skip`.
     pub fn limit(&self) -> i32 {
         self.first.or(self.last).unwrap_or(MAX_NODES)

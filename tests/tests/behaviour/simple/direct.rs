@@ -326,6 +326,44 @@ db_tests! {
         }
     }
 
+    /// A count of the same filter after a list whose page holds every node of it (from the
+    /// first node, fewer nodes than the page could take) is the page's length: one statement.
+    /// Any other count reads the table.
+    async fn a_count_after_a_page_holding_every_match_reads_nothing_more(srv) {
+        let ids = linked_data_set(srv).await;
+        let root = Some(srv.root_token());
+        // Posts with more than 2 votes: p1 (3), p4 (5), p2 (7).
+        let cases: Vec<(&str, Value, &str, i64)> = vec![
+            ("{ allPosts(filter: { votes_gt: 2 }, first: 10, orderBy: slug_ASC) { slug } _allPostsMeta(filter: { votes_gt: 2 }) { count } }", json!({}), "1", 3),
+            ("query ($v: Int) { allPosts(filter: { votes_gt: $v }) { slug } m: _allPostsMeta(filter: { votes_gt: $v }) { count } }", json!({ "v": 2 }), "1", 3),
+            ("{ allPosts(last: 4, filter: { votes_gt: 2 }) { slug } _allPostsMeta(filter: { votes_gt: 2 }) { count } }", json!({}), "1", 3),
+            ("{ allPosts { slug } _allPostsMeta { count } }", json!({}), "1", 4),
+            ("{ allPosts(filter: null) { slug } _allPostsMeta { count } }", json!({}), "1", 4),
+            // The page is full: more may follow.
+            ("{ allPosts(filter: { votes_gt: 2 }, first: 3) { slug } _allPostsMeta(filter: { votes_gt: 2 }) { count } }", json!({}), "2", 3),
+            ("{ allPosts(filter: { votes_gt: 2 }, first: 2) { slug } _allPostsMeta(filter: { votes_gt: 2 }) { count } }", json!({}), "2", 3),
+            ("{ allPosts(last: 3, filter: { votes_gt: 2 }) { slug } _allPostsMeta(filter: { votes_gt: 2 }) { count } }", json!({}), "2", 3),
+            // Not from the first node.
+            ("{ allPosts(filter: { votes_gt: 2 }, skip: 1, first: 10) { slug } _allPostsMeta(filter: { votes_gt: 2 }) { count } }", json!({}), "2", 3),
+            ("query ($a: String) { allPosts(filter: { votes_gt: 2 }, after: $a) { slug } _allPostsMeta(filter: { votes_gt: 2 }) { count } }", json!({ "a": ids["p1"] }), "2", 3),
+            // Another filter, another model, or the count first.
+            ("{ allPosts(filter: { votes_gt: 2 }) { slug } _allPostsMeta(filter: { votes_gt: 3 }) { count } }", json!({}), "2", 2),
+            ("{ allPosts(filter: { votes_gt: 2 }) { slug } _allPostsMeta { count } }", json!({}), "2", 4),
+            ("{ allUsers { name } _allPostsMeta { count } }", json!({}), "2", 4),
+            ("{ _allPostsMeta(filter: { votes_gt: 2 }) { count } allPosts(filter: { votes_gt: 2 }) { slug } }", json!({}), "2", 3),
+        ];
+        for (query, variables, statements, count) in cases {
+            assert!(compare(srv, root, query, variables.clone()).await, "not direct: {query} {variables}");
+            let answer = send(srv, root, &json!({ "query": query, "variables": variables })).await;
+            assert_eq!(answer.statements, statements, "statements of {query} {variables}");
+            let body: Value = serde_json::from_str(&answer.text).unwrap();
+            let counted = body["data"].as_object().unwrap().iter().find_map(|(key, value)| {
+                (key == "m" || key == "_allPostsMeta").then(|| value["count"].as_i64().unwrap())
+            });
+            assert_eq!(counted, Some(count), "{query}: {body}");
+        }
+    }
+
     /// What a plan does not cover, and every error, is answered by the executor, with the
     /// executor's response: fragments on interfaces, directives, repeated object fields,
     /// `node`, bad variables, broken paging rules, fields the requester may not
