@@ -169,8 +169,11 @@ fn peak_kib(pid: u32) -> u64 {
 async fn run(args: &Args) -> Result<Value, String> {
     let client = reqwest::Client::new();
     let master = std::env::var("SVC_BENCH_MASTER_TOKEN").map_err(|_| "SVC_BENCH_MASTER_TOKEN")?;
-    let token = svc_bench::admin_root_token(&client, &args.base, &args.service, &master).await?;
+    // The documents first: building a million posts' takes longer than the server keeps an idle
+    // connection open, and a POST on the connection the token came over, closed meanwhile,
+    // failed ("error sending request").
     let documents = documents(args.users, args.posts);
+    let token = svc_bench::admin_root_token(&client, &args.base, &args.service, &master).await?;
     let bytes: usize = documents.iter().map(|d| d.1.len()).sum();
     let import_url = format!("{}/simple/v1/{}/import", args.base, args.service);
     let mut phases = serde_json::Map::new();
