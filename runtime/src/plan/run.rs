@@ -145,7 +145,7 @@ impl Execution<'_> {
                 }
                 Root::Count { meta, args, fields } => {
                     let args = self.resolve(args)?;
-                    let filter = ListArgs::from_values(meta, &args)?.count_filter().ok()?;
+                    // The list parsed and checked this very filter already.
                     let given = filter_arg(&args);
                     if let Some((.., total)) = complete
                         .iter()
@@ -154,6 +154,7 @@ impl Execution<'_> {
                         write_count(&mut out, fields, i32::try_from(*total).unwrap_or(i32::MAX));
                         continue;
                     }
+                    let filter = ListArgs::from_values(meta, &args)?.count_filter().ok()?;
                     let sql = count_sql(self.backend(), meta, filter.as_ref());
                     let rows = self.read(sql).await?;
                     let count = match rows.first() {
@@ -733,10 +734,6 @@ impl Execution<'_> {
     }
 }
 
-/// `<Type>(…)`: the unique field and value of the first non-null unique argument, which names
-/// the node, as `read::one` finds it. Every unique argument is read first, as the resolver
-/// does, so one that does not parse makes the plan give up even when an earlier one names the
-/// node.
 /// The `filter` argument among resolved arguments (`None` without one, or when it is `null`:
 /// both select every node).
 fn filter_arg(args: &[(Name, Value)]) -> Option<Value> {
@@ -746,6 +743,10 @@ fn filter_arg(args: &[(Name, Value)]) -> Option<Value> {
         .filter(|value| *value != Value::Null)
 }
 
+/// `<Type>(…)`: the unique field and value of the first non-null unique argument, which names
+/// the node, as `read::one` finds it. Every unique argument is read first, as the resolver
+/// does, so one that does not parse makes the plan give up even when an earlier one names the
+/// node.
 fn unique_arg(meta: &ModelMeta, args: &[(Name, Value)]) -> Option<(usize, Val)> {
     let mut candidates = Vec::new();
     for (field, f) in meta.unique_fields() {
