@@ -99,7 +99,7 @@ async fn bulk<S: ServiceDef>(
                 Ok(page) => HttpResponse::Ok()
                     .content_type(ContentType::json())
                     .insert_header(("Request-Id", request_id.as_str()))
-                    .body(page.to_json()),
+                    .body(page.json),
                 Err(e) => error(&format!("the export failed: {}", e.message()), &request_id),
             }
         }

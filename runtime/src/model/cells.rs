@@ -17,6 +17,12 @@ pub trait Cells {
     fn float(&self, idx: usize) -> Result<Option<f64>, DbErr>;
     fn boolean(&self, idx: usize) -> Result<Option<bool>, DbErr>;
     fn datetime(&self, idx: usize) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbErr>;
+    /// The date-time as [`super::format_datetime`] writes it. A row that holds the text (SQLite
+    /// keeps date-times as text) hands it over as it is when it has that form already, instead
+    /// of reading a date from it and writing the same text again.
+    fn datetime_text(&self, idx: usize) -> Result<Option<super::DateText<'_>>, DbErr> {
+        Ok(self.datetime(idx)?.map(|d| super::DateText::of(&d)))
+    }
 }
 
 /// A row made of values, one per field of a model, in the model's field order: a node as a

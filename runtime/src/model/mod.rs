@@ -33,6 +33,7 @@ pub use tables::{
     RelFieldMeta, RelationMeta, ServiceMeta,
 };
 pub use value::{
-    DateTime, Json, Val, cuid, datetime_text, format_datetime, is_valid_id, parse_datetime,
+    DateText, DateTime, Json, Val, cuid, format_datetime, is_formatted_datetime, is_valid_id,
+    parse_datetime,
 };
 pub use write::{RelArg, Write, id_input, parse_write, writable};

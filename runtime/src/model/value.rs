@@ -153,6 +153,66 @@ pub fn datetime_text(d: &chrono::DateTime<Utc>) -> Option<[u8; 24]> {
     Some(buf)
 }
 
+/// A date-time's text as [`format_datetime`] writes it, as a row hands it over
+/// ([`super::Cells::datetime_text`]): the stored text itself where it has that form already,
+/// or the text made from the date.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DateText<'a> {
+    Stored(&'a str),
+    Made([u8; 24]),
+    Other(String),
+}
+
+impl DateText<'_> {
+    /// The text of `d`.
+    pub fn of(d: &chrono::DateTime<Utc>) -> DateText<'static> {
+        match datetime_text(d) {
+            Some(text) => DateText::Made(text),
+            None => DateText::Other(chrono_format(d)),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            DateText::Stored(text) => text,
+            // Made of ASCII digits and separators only.
+            DateText::Made(text) => std::str::from_utf8(text).unwrap_or_default(),
+            DateText::Other(text) => text,
+        }
+    }
+}
+
+/// Whether `text` is what [`format_datetime`] writes for the date it names
+/// (`yyyy-MM-ddTHH:mm:ss.SSSZ`, a real day, no leap second), so reading it as a date and
+/// writing it again would give it back unchanged.
+pub fn is_formatted_datetime(text: &str) -> bool {
+    let b = text.as_bytes();
+    if b.len() != 24 {
+        return false;
+    }
+    let shape = b"0000-00-00T00:00:00.000Z";
+    if !b.iter().zip(shape).all(|(c, s)| {
+        if *s == b'0' {
+            c.is_ascii_digit()
+        } else {
+            c == s
+        }
+    }) {
+        return false;
+    }
+    let number = |from: usize, to: usize| {
+        b[from..to]
+            .iter()
+            .fold(0u32, |n, d| n * 10 + u32::from(d - b'0'))
+    };
+    let (year, month, day) = (number(0, 4), number(5, 7), number(8, 10));
+    let year = i32::try_from(year).unwrap_or(0);
+    number(11, 13) < 24
+        && number(14, 16) < 60
+        && number(17, 19) < 60
+        && NaiveDate::from_ymd_opt(year, month, day).is_some()
+}
+
 /// [`format_datetime`] through chrono's formatter.
 fn chrono_format(d: &chrono::DateTime<Utc>) -> String {
     let mut out = String::with_capacity(24);
@@ -393,6 +453,57 @@ mod tests {
         ] {
             assert!(parse_datetime(bad).is_none(), "{bad} parsed");
         }
+    }
+
+    /// A text taken as formatted already is exactly what reading and writing it gives; every
+    /// other text (another form of the date, or no date) is not taken.
+    #[test]
+    fn a_formatted_datetime_is_what_format_datetime_writes() {
+        let formatted = [
+            "0000-01-01T00:00:00.000Z",
+            "1970-01-01T00:00:00.000Z",
+            "2016-02-29T23:59:59.999Z",
+            "2024-12-31T07:08:09.010Z",
+            "9999-12-31T23:59:59.999Z",
+        ];
+        for text in formatted {
+            assert!(is_formatted_datetime(text), "{text}");
+            let d = parse_datetime(text).expect("a date");
+            assert_eq!(format_datetime(&d), text);
+            assert_eq!(DateText::of(&d).as_str(), text);
+        }
+        for d in [
+            Utc.with_ymd_and_hms(2001, 2, 3, 4, 5, 6).unwrap(),
+            Utc.timestamp_opt(1_700_000_000, 999_000_000).unwrap(),
+        ] {
+            assert!(is_formatted_datetime(&format_datetime(&d)));
+        }
+        let others = [
+            "",
+            "2016-07-31",
+            "2016-07-31T23:59:01Z",
+            "2016-07-31T23:59:01.123+00:00",
+            "2016-07-31 23:59:01.123Z",
+            "2016-07-31T23:59:01.123z",
+            "2016-07-31T23:59:01.1234Z",
+            "2015-02-29T00:00:00.000Z",
+            "2016-02-30T00:00:00.000Z",
+            "2016-13-01T00:00:00.000Z",
+            "2016-00-01T00:00:00.000Z",
+            "2016-01-00T00:00:00.000Z",
+            "2016-07-31T24:00:00.000Z",
+            "2016-07-31T23:60:00.000Z",
+            "2016-07-31T23:59:60.000Z",
+            "2016-07-31T23:59:0a.000Z",
+            "+016-07-31T23:59:01.000Z",
+            "２016-07-31T23:59:01.00Z",
+        ];
+        for text in others {
+            assert!(!is_formatted_datetime(text), "{text}");
+        }
+        // Those that are dates still read and write to the formatted text.
+        let d = parse_datetime("2016-07-31 23:59:01.123Z").expect("a date");
+        assert_eq!(DateText::of(&d).as_str(), "2016-07-31T23:59:01.123Z");
     }
 
     #[test]

@@ -1,9 +1,7 @@
 //! Writing a plan's values into the response text, as the executor would output them.
 
 use super::{CountField, Keyed};
-use crate::model::{
-    Cells, Column, DateTime, FieldMeta, Json, Kind, datetime_text, format_datetime,
-};
+use crate::model::{Cells, Column, DateTime, FieldMeta, Json, Kind, format_datetime};
 use crate::storage::Row;
 
 /// `{"count":…}` as `fields` select it.
@@ -84,17 +82,13 @@ pub(super) fn write_value(
         (Kind::Int, false) => put::<i32>(out, cell, any, write_json)?,
         (Kind::Float, false) => put::<f64>(out, cell, |v| v.is_finite(), write_json)?,
         (Kind::Boolean, false) => put::<bool>(out, cell, any, write_json)?,
-        (Kind::DateTime, false) => put::<DateTime>(out, cell, any, |o, d| {
-            match datetime_text(&d.0) {
-                // Digits and separators: nothing to escape.
-                Some(text) => {
-                    o.push(b'"');
-                    o.extend_from_slice(&text);
-                    o.push(b'"');
-                }
-                None => write_str(o, &format_datetime(&d.0)),
+        (Kind::DateTime, false) => match row.datetime_text(at).ok()? {
+            Some(text) => {
+                write_str(out, text.as_str());
+                true
             }
-        })?,
+            None => false,
+        },
         (Kind::Json, false) => put::<Json>(out, cell, any, |o, j| write_json(o, &j.0))?,
         (Kind::Id | Kind::String, true) => put::<Vec<String>>(out, cell, any, write_json)?,
         (Kind::Enum, true) => {

@@ -4,7 +4,7 @@ use sea_orm::{DbErr, QueryResult};
 
 use super::postgres::binary::{self, oid, pg_binary};
 use super::sqlite::readers::LiteRow;
-use crate::model::{Cells, ValRow, parse_datetime};
+use crate::model::{Cells, DateText, ValRow, parse_datetime};
 
 /// A row of a statement: read by sqlx, on SQLite by `sqlite/readers.rs` (compiled plans) or
 /// `sqlite/writer.rs` (mutations), or on PostgreSQL by `postgres/pipeline.rs` (compiled plans).
@@ -54,6 +54,9 @@ impl Cells for Row {
     }
     fn datetime(&self, idx: usize) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbErr> {
         self.cells().datetime(idx)
+    }
+    fn datetime_text(&self, idx: usize) -> Result<Option<DateText<'_>>, DbErr> {
+        self.cells().datetime_text(idx)
     }
 }
 

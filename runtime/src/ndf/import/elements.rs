@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -92,7 +92,7 @@ pub(super) fn parse(service: &'static ServiceMeta, body: &[u8]) -> Result<Parsed
         .ok_or_else(|| RequestError("the body has no `valueType`".to_owned()))?;
     let values: Vec<&RawValue> = document
         .values
-        .and_then(|raw| serde_json::from_str(raw.get()).ok())
+        .and_then(|elements| elements.0)
         .ok_or_else(|| RequestError("the body has no `values` list".to_owned()))?;
     let elements = values.iter().copied().enumerate();
     let mut failures = Failures::default();
@@ -156,13 +156,59 @@ struct Envelope<'a> {
     #[serde(rename = "valueType")]
     value_type: Option<Value>,
     #[serde(borrow, default)]
-    values: Option<&'a RawValue>,
+    values: Option<Elements<'a>>,
 }
 
-/// An object element's keys and the texts of their values, in document order. Each value is
-/// parsed when it is read ([`Fields::value`]): no tree of the element is built, and the keys
-/// are borrowed from the body unless they hold escapes.
-struct Fields<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+/// The texts of a list's items, read in the same pass as the document around them; `None`
+/// when the value is no list.
+struct Elements<'a>(Option<Vec<&'a RawValue>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Elements<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct List<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for List<'a> {
+            type Value = Elements<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a list")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Elements<'a>, A::Error> {
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(1024));
+                while let Some(item) = seq.next_element::<&'de RawValue>()? {
+                    out.push(item);
+                }
+                Ok(Elements(Some(out)))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Elements<'a>, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Elements(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Elements<'a>, E> {
+                Ok(Elements(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Elements<'a>, E> {
+                Ok(Elements(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Elements<'a>, E> {
+                Ok(Elements(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Elements<'a>, E> {
+                Ok(Elements(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Elements<'a>, E> {
+                Ok(Elements(None))
+            }
+            fn visit_unit<E>(self) -> Result<Elements<'a>, E> {
+                Ok(Elements(None))
+            }
+        }
+        deserializer.deserialize_any(List(std::marker::PhantomData))
+    }
+}
+
+/// An object element's keys and values, in document order, read in one pass over its text; the
+/// keys are borrowed from the body unless they hold escapes. Only one element's values are held
+/// at a time, never a tree of the whole document.
+struct Fields<'a>(Vec<(Cow<'a, str>, Value)>);
 
 impl<'a> Fields<'a> {
     /// The object `raw`, or `None` when it is no object.
@@ -171,23 +217,18 @@ impl<'a> Fields<'a> {
     }
 
     /// The value of `key` (its last, as a JSON object's reader keeps).
-    fn value(&self, key: &str) -> Option<Value> {
-        let (_, raw) = self.0.iter().rev().find(|(k, _)| k == key)?;
-        Some(parse_value(raw))
+    fn value(&self, key: &str) -> Option<&Value> {
+        let (_, value) = self.0.iter().rev().find(|(k, _)| k == key)?;
+        Some(value)
     }
 
-    /// The keys other than `_typeName` and `id`, with their values' texts.
-    fn rest(&self) -> impl Iterator<Item = (&str, &'a RawValue)> {
+    /// The keys other than `_typeName` and `id`, with their values.
+    fn rest(&self) -> impl Iterator<Item = (&str, &Value)> {
         self.0
             .iter()
             .filter(|(k, _)| k != "_typeName" && k != "id")
-            .map(|(k, v)| (k.as_ref(), *v))
+            .map(|(k, v)| (k.as_ref(), v))
     }
-}
-
-/// A value's text parsed (the body was read as JSON whole before, so this does not fail).
-fn parse_value(raw: &RawValue) -> Value {
-    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
@@ -200,7 +241,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'a>, A::Error> {
                 let mut out = Vec::with_capacity(map.size_hint().unwrap_or(8));
-                while let Some((Key(key), value)) = map.next_entry::<Key<'de>, &'de RawValue>()? {
+                while let Some((Key(key), value)) = map.next_entry::<Key<'de>, Value>()? {
                     out.push((key, value));
                 }
                 Ok(Fields(out))
@@ -327,14 +368,13 @@ fn type_and_id(
     service: &ServiceMeta,
     element: &Fields<'_>,
 ) -> Result<(&'static ModelMeta, String), String> {
-    let name = element.value("_typeName");
-    let name = name
-        .as_ref()
+    let name = element
+        .value("_typeName")
         .and_then(Value::as_str)
         .ok_or("the element has no `_typeName`")?;
     let meta = model_named(service, name).ok_or_else(|| format!("unknown `_typeName` `{name}`"))?;
     let id = match element.value("id") {
-        Some(Value::String(id)) => id,
+        Some(Value::String(id)) => id.clone(),
         Some(other) => return Err(format!("`id` must be a string, not {other}")),
         None => return Err("the element has no `id`".to_owned()),
     };
@@ -408,7 +448,6 @@ fn node_row(
     values[meta.created_at] = now.clone();
     values[meta.updated_at] = now.clone();
     for (key, value) in element.rest() {
-        let value = parse_value(value);
         let Some(i) = meta.fields.iter().position(|f| f.name == key) else {
             return Err(format!("`{}` has no field `{key}`", meta.name));
         };
@@ -422,7 +461,7 @@ fn node_row(
         if value.is_null() {
             values[i] = Val::Null;
         } else {
-            let val = value_of(meta, field, &value)?;
+            let val = value_of(meta, field, value)?;
             check_value(field, &val).map_err(|e| e.message())?;
             values[i] = val;
         }
@@ -473,7 +512,6 @@ fn list_element(
         .position(|f| f.name == key && f.list)
         .ok_or_else(|| format!("`{}` has no list field `{key}`", meta.name))?;
     let f = &meta.fields[field];
-    let value = parse_value(value);
     let items = value
         .as_array()
         .ok_or_else(|| format!("`{}.{key}` must be given as a list", meta.name))?;
@@ -501,7 +539,7 @@ fn edge_element(service: &ServiceMeta, index: usize, element: &RawValue) -> Resu
         let (meta, id) = type_and_id(service, &side)?;
         let field = match side.value("fieldName") {
             None | Some(Value::Null) => None,
-            Some(Value::String(name)) => Some(name),
+            Some(Value::String(name)) => Some(name.clone()),
             Some(other) => return Err(format!("`fieldName` must be a string, not {other}")),
         };
         parsed.push((meta, id, field));

@@ -28,7 +28,7 @@ use rusqlite::{Connection, OpenFlags, Statement};
 use sea_orm::{DbErr, Value};
 
 use super::super::row::parse_stored_datetime;
-use crate::model::Cells;
+use crate::model::{Cells, DateText, is_formatted_datetime};
 
 /// Idle connections kept for reuse, at least: a statement holds its connection only while it
 /// runs on its thread, so as many are in use as threads read at once (the HTTP workers, one
@@ -119,6 +119,14 @@ impl Cells for LiteRow {
     }
     fn datetime(&self, idx: usize) -> Result<Option<DateTime<Utc>>, DbErr> {
         self.text(idx)?.map(parse_stored_datetime).transpose()
+    }
+    /// svc writes date-times in the API's form, so the stored text is normally the answer.
+    fn datetime_text(&self, idx: usize) -> Result<Option<DateText<'_>>, DbErr> {
+        match self.text(idx)? {
+            None => Ok(None),
+            Some(text) if is_formatted_datetime(text) => Ok(Some(DateText::Stored(text))),
+            Some(text) => parse_stored_datetime(text).map(|d| Some(DateText::of(&d))),
+        }
     }
 }
 
