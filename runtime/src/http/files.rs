@@ -287,7 +287,7 @@ pub(super) async fn image<S: ServiceDef>(
             let mut res = HttpResponse::Ok();
             image_headers(&mut res, &stored);
             res.insert_header(("X-Cache", if cached { "HIT" } else { "MISS" }));
-            res.body(bytes)
+            super::sliced::respond(&mut res, bytes)
         }
         Ok(Served::Original(stored)) => {
             let mut res = HttpResponse::Ok();

@@ -12,6 +12,7 @@ mod ndf;
 mod nulls;
 mod render;
 mod routes;
+mod sliced;
 mod subscriptions;
 
 pub use subscriptions::SocketTimes;

@@ -96,10 +96,12 @@ async fn bulk<S: ServiceDef>(
             match ndf::export::export(&service.state, &counter, file_type, cursor, limit, resumes)
                 .await
             {
-                Ok(page) => HttpResponse::Ok()
-                    .content_type(ContentType::json())
-                    .insert_header(("Request-Id", request_id.as_str()))
-                    .body(page.json),
+                Ok(page) => super::sliced::respond(
+                    HttpResponse::Ok()
+                        .content_type(ContentType::json())
+                        .insert_header(("Request-Id", request_id.as_str())),
+                    page.json,
+                ),
                 Err(e) => error(&format!("the export failed: {}", e.message()), &request_id),
             }
         }

@@ -245,7 +245,7 @@ fn media_response(
     if let Some(n) = direct {
         res.insert_header((DIRECT_HEADER, n.to_string()));
     }
-    res.body(body)
+    super::sliced::respond(&mut res, body)
 }
 
 /// The client APIs, as the `API` parameter of [`api`] and [`own_api`].
