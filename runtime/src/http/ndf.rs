@@ -100,7 +100,7 @@ async fn bulk<S: ServiceDef>(
                     HttpResponse::Ok()
                         .content_type(ContentType::json())
                         .insert_header(("Request-Id", request_id.as_str())),
-                    page.json,
+                    page,
                 ),
                 Err(e) => error(&format!("the export failed: {}", e.message()), &request_id),
             }

@@ -119,17 +119,13 @@ impl Val {
 
 /// Formats a date-time the way the API always outputs it: `yyyy-MM-ddTHH:mm:ss.SSSZ`, UTC.
 pub fn format_datetime(d: &chrono::DateTime<Utc>) -> String {
-    match datetime_text(d) {
-        // The text is ASCII digits and separators.
-        Some(text) => text.iter().map(|&b| char::from(b)).collect(),
-        None => chrono_format(d),
-    }
+    DateText::of(d).as_str().to_owned()
 }
 
 /// [`format_datetime`]'s text for years 0 to 9999 without a leap second (every other date goes
 /// through chrono): written by hand, since chrono's `format` re-reads the pattern on every call,
 /// which was a tenth of the server's time for a list of 100 nodes.
-pub fn datetime_text(d: &chrono::DateTime<Utc>) -> Option<[u8; 24]> {
+fn datetime_text(d: &chrono::DateTime<Utc>) -> Option<[u8; 24]> {
     use chrono::{Datelike, Timelike};
     let year = d.year();
     let nanos = d.nanosecond();

@@ -67,17 +67,9 @@ enum Start {
     After(Vec<String>),
 }
 
-/// One response of the export: its JSON text, how many elements it holds and their summed
-/// length, where to continue, and whether the page ended because the limit was reached.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Page {
-    /// `{"out":{"jsonElements":[…],"size":N},"cursor":{…},"isFull":b}`.
-    pub json: String,
-    pub elements: usize,
-    pub size: usize,
-    pub cursor: Cursor,
-    pub is_full: bool,
-}
+/// One response of the export, as its JSON text:
+/// `{"out":{"jsonElements":[…],"size":N},"cursor":{…},"isFull":b}`.
+pub type Page = String;
 
 /// The start of a page's text, before its first element.
 const HEAD: &str = "{\"out\":{\"jsonElements\":[";
@@ -143,13 +135,7 @@ impl Builder<'_> {
         self.json.push_str(",\"isFull\":");
         self.json.push_str(if is_full { "true" } else { "false" });
         self.json.push('}');
-        Page {
-            json: self.json,
-            elements: self.elements,
-            size: self.size,
-            cursor,
-            is_full,
-        }
+        self.json
     }
 }
 
