@@ -1,8 +1,10 @@
 //! SQLite, the embedded default: WAL mode, a pool of reader connections and one write turn, so
 //! writes queue in the process instead of failing with `SQLITE_BUSY`. Compiled plans read through
 //! read-only connections of their own on the calling thread ([`readers`]); bounded mutations
-//! write through a connection of their own, also on the calling thread ([`writer`]).
+//! write through a connection of their own, also on the calling thread ([`writer`]), whose WAL a
+//! thread of its own checkpoints ([`checkpoint`]).
 
+pub mod checkpoint;
 pub mod readers;
 pub mod writer;
 

@@ -39,6 +39,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 use sea_orm::{DbErr, RuntimeErr, SqlErr, Value};
 use tokio::sync::{Mutex, OwnedMutexGuard, watch};
 
+use super::checkpoint::{self, Checkpointer};
 use super::readers::{LiteRow, Refused, bind, read_rows};
 use crate::storage::params::LiteParam;
 
@@ -60,6 +61,13 @@ pub type After = Box<dyn FnOnce() + Send>;
 /// The writer connection, and the batch of mutations released into its open transaction.
 struct Slot {
     conn: Option<Connection>,
+    /// The thread that checkpoints the WAL (started with the first connection; `None` when it
+    /// could not be, and then the commit that finds the WAL long checkpoints it).
+    checkpointer: Option<Checkpointer>,
+    /// The WAL's length, in pages, when a commit last asked for a checkpoint (0 once the WAL
+    /// started again): the next asks 1 000 pages later, not at every commit while the WAL is
+    /// still long.
+    asked_at: i32,
     batch: Option<Batch>,
     /// The batches begun so far (naming each).
     batches: u64,
@@ -129,6 +137,8 @@ impl Writer {
             path: path.to_owned(),
             slot: Arc::new(Mutex::new(Slot {
                 conn: None,
+                checkpointer: None,
+                asked_at: 0,
                 batch: None,
                 batches: 0,
             })),
@@ -175,6 +185,9 @@ impl Writer {
         // `WriteTx::drop` leaves no connection inside a transaction it does not know of.
         if guard.conn.is_none() {
             guard.conn = Some(open(&self.path).map_err(db_err)?);
+            if guard.checkpointer.is_none() {
+                guard.checkpointer = Checkpointer::start(&self.path).ok();
+            }
         }
         let Some(conn) = guard.conn.as_ref() else {
             unreachable!("opened above");
@@ -210,6 +223,8 @@ fn open(path: &Path) -> Result<Connection, rusqlite::Error> {
     // enough for the indexes a bulk write walks (SQLite's default is 2 MiB, which a table of a
     // million rows outgrows, and each page missed is a `read` of the file again).
     conn.execute_batch(&format!("PRAGMA cache_size = -{WRITER_CACHE_KIB};"))?;
+    // Checkpoints run on a thread of their own (`checkpoint.rs`).
+    checkpoint::note_wal_pages(&conn);
     // `BEGIN IMMEDIATE` must not wait on the request's thread (see the module's doc).
     conn.busy_timeout(Duration::ZERO)?;
     conn.set_prepared_statement_cache_capacity(CACHED_STATEMENTS);
@@ -241,7 +256,27 @@ fn commit_conn(slot: &mut Slot, commits: &AtomicU64) -> Result<(), DbErr> {
     }
     commits.fetch_add(1, Ordering::Relaxed);
     match conn.execute_batch("COMMIT") {
-        Ok(()) => Ok(()),
+        Ok(()) => {
+            let pages = checkpoint::pages_after_commit();
+            if pages < slot.asked_at {
+                slot.asked_at = 0;
+            }
+            if pages >= checkpoint::INLINE_PAGES || slot.checkpointer.is_none() {
+                // The thread's checkpoints never copied all of the WAL (the writer appended to
+                // it meanwhile, so SQLite never started it again), or there is no thread: this
+                // one runs while nothing appends, as SQLite's own would. A failure leaves it to
+                // the next commit.
+                if pages >= checkpoint::CHECKPOINT_PAGES {
+                    let _ = checkpoint::checkpoint(conn);
+                }
+            } else if pages >= slot.asked_at + checkpoint::CHECKPOINT_PAGES {
+                slot.asked_at = pages;
+                if let Some(checkpointer) = &slot.checkpointer {
+                    checkpointer.wake();
+                }
+            }
+            Ok(())
+        }
         Err(e) => {
             let _ = conn.execute_batch("ROLLBACK");
             if !conn.is_autocommit() {
@@ -754,6 +789,40 @@ mod tests {
         assert_eq!(writer.commits() - commits, 1, "committed at once");
         assert_eq!(writer.slot.lock().await.batches, 0, "without a batch");
         assert_eq!(keys(&path), ["a"]);
+    }
+
+    /// Commits that leave the WAL at 1 000 pages or more wake the checkpointing thread, which
+    /// copies the WAL into the file; commits that go on while it copies keep SQLite from
+    /// starting the WAL again, so past 4 000 pages the writer checkpoints itself. The WAL stays
+    /// short under writes without a pause: the writer's commits no longer checkpoint at 1 000
+    /// pages (its WAL hook replaced SQLite's), and without the thread and that bound this WAL
+    /// would hold every page written (about 18 000 of 4 KiB).
+    #[tokio::test]
+    async fn the_wal_is_checkpointed_by_a_thread_of_its_own() {
+        let path = database("checkpoint");
+        let writer = Writer::new(&path);
+        let filler = "x".repeat(16 * 1024);
+        for i in 0..2000 {
+            let tx = begun(&writer).await;
+            insert(&tx, &format!("{i:04}{filler}")).unwrap();
+            tx.commit().unwrap();
+        }
+        let mut done = None;
+        for _ in 0..200 {
+            let slot = writer.slot.lock().await;
+            done = slot.checkpointer.as_ref().map(Checkpointer::done);
+            if done.is_some_and(|n| n > 0) {
+                break;
+            }
+            drop(slot);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(done.is_some_and(|n| n > 0), "{done:?} checkpoints");
+        let wal = std::fs::metadata(path.with_extension("db-wal"))
+            .unwrap()
+            .len();
+        assert!(wal < 20 * 1024 * 1024, "the WAL holds {wal} bytes");
+        assert_eq!(keys(&path).len(), 2000);
     }
 
     #[test]
