@@ -479,15 +479,18 @@ mod tests {
     use super::*;
     use crate::files::images::ops::parse;
 
+    /// `image` written as a file of `format`, by the `image` crate's default encoder.
+    fn written(image: &DynamicImage, format: ImageFormat) -> Vec<u8> {
+        let mut out = Vec::new();
+        image.write_to(&mut Cursor::new(&mut out), format).unwrap();
+        out
+    }
+
     fn png(width: u32, height: u32) -> Vec<u8> {
         let image = image::RgbImage::from_fn(width, height, |x, y| {
             image::Rgb([(x % 256) as u8, (y % 256) as u8, 128])
         });
-        let mut out = Vec::new();
-        DynamicImage::ImageRgb8(image)
-            .write_to(&mut Cursor::new(&mut out), ImageFormat::Png)
-            .unwrap();
-        out
+        written(&DynamicImage::ImageRgb8(image), ImageFormat::Png)
     }
 
     fn dimensions(bytes: &[u8]) -> (u32, u32) {
@@ -559,10 +562,7 @@ mod tests {
         } else {
             DynamicImage::ImageLuma8(DynamicImage::ImageRgb8(image).to_luma8())
         };
-        let mut plain = Vec::new();
-        image
-            .write_to(&mut Cursor::new(&mut plain), ImageFormat::Jpeg)
-            .unwrap();
+        let plain = written(&image, ImageFormat::Jpeg);
         if !turned {
             return plain;
         }
@@ -701,16 +701,10 @@ mod tests {
 
     #[test]
     fn a_crop_of_a_jpeg_decodes_only_the_rows_it_needs() {
-        let source = {
-            let image = image::RgbImage::from_fn(64, 100, |x, y| {
-                image::Rgb([(x * 4) as u8, (y * 2) as u8, ((x + y) % 256) as u8])
-            });
-            let mut out = Vec::new();
-            DynamicImage::ImageRgb8(image)
-                .write_to(&mut Cursor::new(&mut out), ImageFormat::Jpeg)
-                .unwrap();
-            out
-        };
+        let image = image::RgbImage::from_fn(64, 100, |x, y| {
+            image::Rgb([(x * 4) as u8, (y * 2) as u8, ((x + y) % 256) as u8])
+        });
+        let source = written(&DynamicImage::ImageRgb8(image), ImageFormat::Jpeg);
         let shortened = jpeg_rows(&source, 20).expect("a shorter header");
         let short = image::load_from_memory(&shortened).unwrap();
         let full = image::load_from_memory(&source).unwrap();
@@ -743,11 +737,7 @@ mod tests {
             let [a, b, c, _] = seed.to_be_bytes();
             image::Rgb([a, b, c])
         });
-        let mut out = Vec::new();
-        DynamicImage::ImageRgb8(image)
-            .write_to(&mut Cursor::new(&mut out), ImageFormat::Jpeg)
-            .unwrap();
-        out
+        written(&DynamicImage::ImageRgb8(image), ImageFormat::Jpeg)
     }
 
     /// The rows of a crop are decoded from the data cut after their share of it: pixel for
@@ -789,16 +779,9 @@ mod tests {
             assert_eq!(out.to_rgb8().as_raw(), expected.to_rgb8().as_raw());
         }
         // Grey JPEGs too.
-        let grey = {
-            let image = image::GrayImage::from_fn(64, 400, |x, y| {
-                image::Luma([((x * 7 + y * 3) % 256) as u8])
-            });
-            let mut out = Vec::new();
-            DynamicImage::ImageLuma8(image)
-                .write_to(&mut Cursor::new(&mut out), ImageFormat::Jpeg)
-                .unwrap();
-            out
-        };
+        let grey =
+            image::GrayImage::from_fn(64, 400, |x, y| image::Luma([((x * 7 + y * 3) % 256) as u8]));
+        let grey = written(&DynamicImage::ImageLuma8(grey), ImageFormat::Jpeg);
         let rows = decode_rows(&grey, 40, (1.0, 0)).expect("decoded from the cut");
         let whole = image::load_from_memory(&grey).unwrap();
         assert_eq!(rows.color(), image::ColorType::L8);
@@ -842,10 +825,10 @@ mod tests {
             Err(Refused("File not an image".into()))
         );
         // A BMP whose header claims 60000 x 60000 pixels, with one pixel after it.
-        let mut bomb = Vec::new();
-        DynamicImage::ImageRgb8(image::RgbImage::new(1, 1))
-            .write_to(&mut Cursor::new(&mut bomb), ImageFormat::Bmp)
-            .unwrap();
+        let mut bomb = written(
+            &DynamicImage::ImageRgb8(image::RgbImage::new(1, 1)),
+            ImageFormat::Bmp,
+        );
         bomb[18..22].copy_from_slice(&60_000i32.to_le_bytes());
         bomb[22..26].copy_from_slice(&60_000i32.to_le_bytes());
         assert_eq!(

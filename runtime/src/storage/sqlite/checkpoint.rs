@@ -10,15 +10,15 @@
 //! waiting for any reader or writer, while the writer goes on appending to the WAL. SQLite
 //! starts the WAL from its beginning again at the first write after a checkpoint that copied
 //! all of it; under writes without a pause none does, so past [`INLINE_PAGES`] the commit
-//! checkpoints itself, copying what the thread has not, and the WAL starts again. What a commit guarantees does not change: in WAL mode with
-//! `synchronous = NORMAL` a commit is durable against the process's end, and the WAL is synced
-//! at each checkpoint, wherever it runs.
+//! checkpoints itself, copying what the thread has not, and the WAL starts again. What a commit
+//! guarantees does not change: in WAL mode with `synchronous = NORMAL` a commit is durable
+//! against the process's end, and the WAL is synced at each checkpoint, wherever it runs.
 
 use std::cell::Cell;
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::{Connection, OpenFlags};
 
@@ -60,6 +60,10 @@ pub struct Checkpointer {
     wake: SyncSender<()>,
     /// The checkpoints the thread has run.
     done: Arc<AtomicU64>,
+    /// Held by whoever checkpoints the file: SQLite runs one checkpoint at a time and refuses a
+    /// second at once (`SQLITE_BUSY`), so the writer's own, past [`INLINE_PAGES`], waits for
+    /// the thread's instead of copying nothing.
+    running: Arc<Mutex<()>>,
 }
 
 impl Checkpointer {
@@ -67,11 +71,22 @@ impl Checkpointer {
     pub fn start(path: &Path) -> std::io::Result<Checkpointer> {
         let (wake, woken) = sync_channel(1);
         let done = Arc::new(AtomicU64::new(0));
-        let (path, counted) = (path.to_owned(), done.clone());
+        let running = Arc::new(Mutex::new(()));
+        let (path, counted, held) = (path.to_owned(), done.clone(), running.clone());
         std::thread::Builder::new()
             .name("sqlite-checkpoint".into())
-            .spawn(move || run(&path, &woken, &counted))?;
-        Ok(Checkpointer { wake, done })
+            .spawn(move || run(&path, &woken, &counted, &held))?;
+        Ok(Checkpointer {
+            wake,
+            done,
+            running,
+        })
+    }
+
+    /// Waits for the thread's checkpoint, if one runs, and keeps the thread from beginning
+    /// another while the guard lives.
+    pub fn hold(&self) -> MutexGuard<'_, ()> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// How many checkpoints the thread has run.
@@ -85,7 +100,7 @@ impl Checkpointer {
     }
 }
 
-fn run(path: &Path, woken: &Receiver<()>, done: &AtomicU64) {
+fn run(path: &Path, woken: &Receiver<()>, done: &AtomicU64, running: &Mutex<()>) {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let Ok(conn) = Connection::open_with_flags(path, flags) else {
         return;
@@ -98,14 +113,13 @@ fn run(path: &Path, woken: &Receiver<()>, done: &AtomicU64) {
         // `PASSIVE` waits for nobody: it copies the pages no reader still needs from the WAL,
         // and what it leaves the next one copies. An error (the database busy with another
         // checkpoint, say) leaves the WAL to the next.
+        let _running = running.lock().unwrap_or_else(|e| e.into_inner());
         let _ = checkpoint(&conn);
         done.fetch_add(1, Ordering::Relaxed);
     }
 }
 
-/// A `PASSIVE` checkpoint on `conn`: the WAL's pages, and how many of them are in the file now.
-pub fn checkpoint(conn: &Connection) -> rusqlite::Result<(i64, i64)> {
-    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |row| {
-        Ok((row.get(1)?, row.get(2)?))
-    })
+/// A `PASSIVE` checkpoint on `conn`.
+pub fn checkpoint(conn: &Connection) -> rusqlite::Result<()> {
+    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
 }

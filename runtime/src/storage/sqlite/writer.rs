@@ -267,6 +267,7 @@ fn commit_conn(slot: &mut Slot, commits: &AtomicU64) -> Result<(), DbErr> {
                 // one runs while nothing appends, as SQLite's own would. A failure leaves it to
                 // the next commit.
                 if pages >= checkpoint::CHECKPOINT_PAGES {
+                    let _thread = slot.checkpointer.as_ref().map(Checkpointer::hold);
                     let _ = checkpoint::checkpoint(conn);
                 }
             } else if pages >= slot.asked_at + checkpoint::CHECKPOINT_PAGES {
