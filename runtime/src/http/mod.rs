@@ -363,6 +363,8 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
     service.spawn_closer();
     let service = web::Data::new(service);
     let server = HttpServer::new(move || {
+        // Called on each worker's thread as it starts.
+        return_freed_memory_on_a_timer();
         let mut app = App::new()
             .app_data(service.clone())
             .app_data(web::PayloadConfig::new(max_body_bytes));
@@ -483,6 +485,32 @@ pub fn bind<S: ServiceDef>(service: Service<S>, port: u16) -> std::io::Result<(S
 /// and go in 10 minutes, and SQLite's server grew from 105 to 149 MiB; with this bound, 24
 /// threads in all and 88 to 86 MiB, at the same throughput (docs/benchmarks.md, "Soak").
 const BLOCKING_THREADS_PER_WORKER: usize = 8;
+
+/// Where the allocator delays returning freed memory ([`svc_alloc::delay_returns`]), starts on
+/// the calling HTTP worker, once, a task that returns what the worker's heap holds freed every
+/// second ([`svc_alloc::return_freed_memory`]), with the memory of ended threads (a blocking
+/// thread ends after 10 s idle): mimalloc purges a thread's expired memory only when that thread
+/// allocates again, so an idle worker would keep the peak of its last large response. Under load
+/// it purges once a second what a purge at every free did thousands of times.
+fn return_freed_memory_on_a_timer() {
+    thread_local! {
+        static STARTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    if !svc_alloc::returns_delayed() || STARTED.with(|started| started.replace(true)) {
+        return;
+    }
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    runtime.spawn(async {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(1));
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            every.tick().await;
+            svc_alloc::return_freed_memory();
+        }
+    });
+}
 
 /// Closes a service's subscription sockets, each with a close frame (1001, going away): called
 /// before the server stops, so that clients learn it at once and the server's graceful stop

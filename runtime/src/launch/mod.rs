@@ -58,9 +58,9 @@ pub fn run<S: ServiceDef>() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(options) => actix_web::rt::System::new().block_on(async move {
-            // A large response's memory goes back to the system when it is freed, not when
-            // the server next allocates (docs/operations.md, "Memory after a large response").
-            svc_alloc::return_freed_memory_at_once();
+            // Freed memory waits a second for reuse; the HTTP workers return what is left on a
+            // timer (docs/operations.md, "Memory after a large response").
+            svc_alloc::delay_returns();
             let started = start::<S>(options, Vec::new()).await?;
             println!(
                 "svc: serving `{}` (service id {}) on {}",

@@ -219,6 +219,8 @@ fn command(args: &[&str], database_url: &str, secret: Option<&str>) -> Command {
         .env_remove("SVC_DATABASE_URL")
         .env_remove("SVC_SERVICE_ID")
         .env_remove("SVC_ALIAS")
+        // The allocator's purge delay is the server's own (svc_alloc::delay_returns).
+        .env_remove("MIMALLOC_PURGE_DELAY")
         .stdin(Stdio::null());
     match secret {
         Some(secret) => cmd.env("SVC_SECRET", secret),

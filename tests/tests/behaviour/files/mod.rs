@@ -518,7 +518,7 @@ db_cases! {
 }
 
 /// A figure of `/proc/<pid>/status` in bytes (`VmRSS`: resident now; `VmHWM`: the peak).
-fn memory(pid: u32, field: &str) -> u64 {
+pub(crate) fn memory(pid: u32, field: &str) -> u64 {
     let status =
         std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the server's status");
     status
@@ -582,6 +582,8 @@ db_cases! {
     async fn a_large_upload_keeps_memory_bounded(db) {
         let Some(database) = crate::support::TestDatabase::create(db).await else { return };
         let store = std::env::temp_dir().join(format!("svc-files-memory-{}-{db:?}", std::process::id()));
+        // The 150 MiB object goes whether the test passes or not.
+        let _removed = RemovedOnDrop(store.clone());
         let store_text = store.display().to_string();
         let served = crate::auth::secret::Served::start_with(
             &database.url,
@@ -601,13 +603,21 @@ db_cases! {
         let growth = peak.saturating_sub(before);
         let stored = object_path_in(&store, answer["secret"].as_str().unwrap());
         assert_eq!(std::fs::metadata(&stored).map(|m| m.len()).ok(), Some(len as u64));
-        let _ = std::fs::remove_dir_all(&store);
         eprintln!("a 150 MiB upload grew the server's resident memory by {} KiB", growth / 1024);
         assert!(
             growth < 32 * 1024 * 1024,
             "the server's resident memory grew by {} MiB during a 150 MiB upload",
             growth / (1024 * 1024)
         );
+    }
+}
+
+/// A folder removed with everything in it when this is dropped, also when a test panics.
+struct RemovedOnDrop(std::path::PathBuf);
+
+impl Drop for RemovedOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
