@@ -8,7 +8,7 @@ pub mod ops;
 pub mod transform;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -59,6 +59,9 @@ pub struct Images {
     computing: Locks,
     /// One permit per core: how many variants are computed at once.
     permits: Semaphore,
+    /// How many requests compute a variant or wait to: the last one out returns its thread's
+    /// freed memory.
+    computing_now: Arc<AtomicUsize>,
     /// How many variants were computed (not read from the store) since start.
     computed: AtomicU64,
 }
@@ -70,6 +73,7 @@ impl Images {
             files,
             computing: Locks::default(),
             permits: Semaphore::new(cores),
+            computing_now: Arc::default(),
             computed: AtomicU64::new(0),
         }
     }
@@ -145,6 +149,7 @@ impl Images {
 
     /// Computes the variant `ops` of `stored` and keeps it at `key`.
     async fn compute(&self, stored: &Stored, key: &Key, ops: Ops) -> Result<Bytes, ImageError> {
+        let computing = Computing::count(&self.computing_now);
         let _permit = self
             .permits
             .acquire()
@@ -156,10 +161,21 @@ impl Images {
             Err(object_store::Error::NotFound { .. }) => return Err(ImageError::NotFound),
             Err(e) => return Err(internal(e)),
         };
-        let out = tokio::task::spawn_blocking(move || transform::apply(&source, &ops))
-            .await
-            .map_err(|e| ImageError::Internal(e.to_string()))?
-            .map_err(|refused| ImageError::Refused(refused.0))?;
+        let out = tokio::task::spawn_blocking(move || {
+            let out = transform::apply(&source, &ops);
+            drop(source);
+            // The transform's buffers stay with this blocking thread's heap for reuse (the
+            // allocator's purge delay); with no other transform to come, back to the system
+            // with them: the thread may stay idle, and up to 16 heaps would each keep a decoded
+            // image (docs/benchmarks.md, "Freed memory kept a second for reuse").
+            if computing.alone() && svc_alloc::returns_delayed() {
+                svc_alloc::return_freed_memory();
+            }
+            out
+        })
+        .await
+        .map_err(|e| ImageError::Internal(e.to_string()))?
+        .map_err(|refused| ImageError::Refused(refused.0))?;
         if out.len() > MAX_OUTPUT_BYTES {
             return Err(ImageError::Refused(format!(
                 "Error: The resulting image is {} bytes, more than the {MAX_OUTPUT_BYTES} bytes an image may have",
@@ -175,6 +191,27 @@ impl Images {
             .map_err(internal)?;
         self.computed.fetch_add(1, Ordering::Relaxed);
         Ok(bytes)
+    }
+}
+
+/// One request among those that compute a variant or wait to, counted while it lives.
+struct Computing(Arc<AtomicUsize>);
+
+impl Computing {
+    fn count(now: &Arc<AtomicUsize>) -> Computing {
+        now.fetch_add(1, Ordering::SeqCst);
+        Computing(now.clone())
+    }
+
+    /// Whether no other request computes a variant or waits to.
+    fn alone(&self) -> bool {
+        self.0.load(Ordering::SeqCst) == 1
+    }
+}
+
+impl Drop for Computing {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

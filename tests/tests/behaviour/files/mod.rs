@@ -612,6 +612,72 @@ db_cases! {
     }
 }
 
+db_cases! {
+    /// The buffers of image transforms go back to the system as soon as no other transform is
+    /// to come, not when their blocking threads end after 10 s idle (docs/operations.md, "Memory
+    /// after a large response"). The real binary, its resident memory read from `/proc`.
+    async fn image_transforms_return_their_memory(db) {
+        let Some(database) = crate::support::TestDatabase::create(db).await else { return };
+        let store = std::env::temp_dir().join(format!("svc-images-memory-{}-{db:?}", std::process::id()));
+        let _removed = RemovedOnDrop(store.clone());
+        let store_text = store.display().to_string();
+        let mut served = crate::auth::secret::Served::start_with(
+            &database.url,
+            Some(crate::support::SECRET),
+            &[("SVC_FILE_STORE", store_text.as_str())],
+        );
+        let base = format!("http://127.0.0.1:{}", served.port);
+        let client = reqwest::Client::new();
+        let photo = images::picture(3000, 2000, image::ImageFormat::Jpeg);
+        let part = Part { content_type: Some("image/jpeg"), ..Part::data("photo.jpg", &photo) };
+        let uploaded: Value = client
+            .post(format!("{base}/file/v1/{SERVICE_ID}"))
+            .header("Content-Type", format!("multipart/form-data; boundary={BOUNDARY}"))
+            .body(multipart(&[part]))
+            .send()
+            .await
+            .expect("the upload")
+            .json()
+            .await
+            .expect("the upload's answer");
+        let secret = uploaded["secret"].as_str().expect("a secret").to_owned();
+        let transform = |width: u32| {
+            // A crop decodes its rows at full size (a fit alone would decode the picture shrunk).
+            let request = client.get(format!("{base}/images/v1/{SERVICE_ID}/{secret}/0x0:2990x1990/{width}x200"));
+            async move {
+                let res = request.send().await.expect("the image request");
+                assert_eq!(res.status(), 200);
+                res.bytes().await.expect("the image").len()
+            }
+        };
+        // What every transform allocates once is resident before the measure.
+        transform(300).await;
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        let before = memory(served.pid(), "VmRSS");
+        for width in 301..305 {
+            assert!(transform(width).await > 0);
+        }
+        let peak = memory(served.pid(), "VmHWM");
+        let grown = peak.saturating_sub(before);
+        // A decoded 3000 x 2000 picture is 18 MB: without that growth this test proves nothing.
+        assert!(grown > 16 << 20, "the transforms grew the server by only {} KiB", grown >> 10);
+        let since = std::time::Instant::now();
+        let mut now = memory(served.pid(), "VmRSS");
+        while now > before + grown / 4 && since.elapsed() < std::time::Duration::from_secs(4) {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            now = memory(served.pid(), "VmRSS");
+        }
+        let output = if now > before + grown / 4 { served.stop() } else { String::new() };
+        assert!(
+            now <= before + grown / 4,
+            "{} MiB before, {} MiB at the peak, still {} MiB after 4 s\n{output}",
+            before >> 20,
+            peak >> 20,
+            now >> 20
+        );
+    }
+}
+
 /// A folder removed with everything in it when this is dropped, also when a test panics.
 struct RemovedOnDrop(std::path::PathBuf);
 
