@@ -581,15 +581,9 @@ db_cases! {
     /// A 150 MB upload, to the real binary, grows its resident memory by less than 32 MB.
     async fn a_large_upload_keeps_memory_bounded(db) {
         let Some(database) = crate::support::TestDatabase::create(db).await else { return };
-        let store = std::env::temp_dir().join(format!("svc-files-memory-{}-{db:?}", std::process::id()));
         // The 150 MiB object goes whether the test passes or not.
-        let _removed = RemovedOnDrop(store.clone());
-        let store_text = store.display().to_string();
-        let served = crate::auth::secret::Served::start_with(
-            &database.url,
-            Some(crate::support::SECRET),
-            &[("SVC_FILE_STORE", store_text.as_str())],
-        );
+        let (store, served) = served_with_store(&database.url, &format!("memory-{db:?}"));
+        let store = &store.0;
         // One small upload first, so that what every request allocates once is in `before`.
         let (status, _) = stream_upload(served.port, 1000).await;
         assert_eq!(status, 200);
@@ -601,7 +595,7 @@ db_cases! {
         assert_eq!(answer["size"], len);
         let peak = memory(served.pid(), "VmHWM");
         let growth = peak.saturating_sub(before);
-        let stored = object_path_in(&store, answer["secret"].as_str().unwrap());
+        let stored = object_path_in(store, answer["secret"].as_str().unwrap());
         assert_eq!(std::fs::metadata(&stored).map(|m| m.len()).ok(), Some(len as u64));
         eprintln!("a 150 MiB upload grew the server's resident memory by {} KiB", growth / 1024);
         assert!(
@@ -618,14 +612,7 @@ db_cases! {
     /// after a large response"). The real binary, its resident memory read from `/proc`.
     async fn image_transforms_return_their_memory(db) {
         let Some(database) = crate::support::TestDatabase::create(db).await else { return };
-        let store = std::env::temp_dir().join(format!("svc-images-memory-{}-{db:?}", std::process::id()));
-        let _removed = RemovedOnDrop(store.clone());
-        let store_text = store.display().to_string();
-        let mut served = crate::auth::secret::Served::start_with(
-            &database.url,
-            Some(crate::support::SECRET),
-            &[("SVC_FILE_STORE", store_text.as_str())],
-        );
+        let (_store, mut served) = served_with_store(&database.url, &format!("images-memory-{db:?}"));
         let base = format!("http://127.0.0.1:{}", served.port);
         let client = reqwest::Client::new();
         let photo = images::picture(3000, 2000, image::ImageFormat::Jpeg);
@@ -661,21 +648,56 @@ db_cases! {
         let grown = peak.saturating_sub(before);
         // A decoded 3000 x 2000 picture is 18 MB: without that growth this test proves nothing.
         assert!(grown > 16 << 20, "the transforms grew the server by only {} KiB", grown >> 10);
-        let since = std::time::Instant::now();
-        let mut now = memory(served.pid(), "VmRSS");
-        while now > before + grown / 4 && since.elapsed() < std::time::Duration::from_secs(4) {
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            now = memory(served.pid(), "VmRSS");
-        }
-        let output = if now > before + grown / 4 { served.stop() } else { String::new() };
-        assert!(
-            now <= before + grown / 4,
-            "{} MiB before, {} MiB at the peak, still {} MiB after 4 s\n{output}",
-            before >> 20,
-            peak >> 20,
-            now >> 20
-        );
+        settles(&mut served, before, peak, std::time::Duration::from_secs(4)).await;
     }
+}
+
+/// The real binary on a local store of its own, in a folder named after `name` that goes with
+/// the returned guard (declared before the server, so dropped after it).
+fn served_with_store(
+    database_url: &str,
+    name: &str,
+) -> (RemovedOnDrop, crate::auth::secret::Served) {
+    let store = std::env::temp_dir().join(format!("svc-files-{name}-{}", std::process::id()));
+    let removed = RemovedOnDrop(store.clone());
+    let store_text = store.display().to_string();
+    let served = crate::auth::secret::Served::start_with(
+        database_url,
+        Some(crate::support::SECRET),
+        &[("SVC_FILE_STORE", store_text.as_str())],
+    );
+    (removed, served)
+}
+
+/// Waits up to `within` for the resident memory of `served`, which went from `before` to `peak`
+/// bytes, to come back within a quarter of that growth, and returns it with the time it took;
+/// fails with the server's output when it does not.
+pub(crate) async fn settles(
+    served: &mut crate::auth::secret::Served,
+    before: u64,
+    peak: u64,
+    within: std::time::Duration,
+) -> (u64, std::time::Duration) {
+    let bound = before + peak.saturating_sub(before) / 4;
+    let since = std::time::Instant::now();
+    let mut now = memory(served.pid(), "VmRSS");
+    while now > bound && since.elapsed() < within {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        now = memory(served.pid(), "VmRSS");
+    }
+    let output = if now > bound {
+        served.stop()
+    } else {
+        String::new()
+    };
+    assert!(
+        now <= bound,
+        "{} MiB before, {} MiB at the peak, still {} MiB after {within:?}\n{output}",
+        before >> 20,
+        peak >> 20,
+        now >> 20
+    );
+    (now, since.elapsed())
 }
 
 /// A folder removed with everything in it when this is dropped, also when a test panics.

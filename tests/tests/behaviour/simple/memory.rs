@@ -3,12 +3,12 @@
 //! reuse for a second, and each HTTP worker returns what its heap holds freed on a timer. The
 //! server is the real binary, whose resident memory is read from `/proc`.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::auth::secret::Served;
-use crate::files::memory;
+use crate::files::{memory, settles};
 use crate::support::{ALIAS, SECRET, TestDatabase, mint, platform_claims};
 
 db_cases! {
@@ -45,26 +45,13 @@ db_cases! {
         let grown = peak.saturating_sub(before);
         // Without a large response this test would prove nothing.
         assert!(grown > 40 << 20, "the response grew the server by only {} KiB", grown >> 10);
-        let since = Instant::now();
-        let mut now = memory(served.pid(), "VmRSS");
-        while now > before + grown / 4 && since.elapsed() < Duration::from_secs(10) {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            now = memory(served.pid(), "VmRSS");
-        }
-        let output = if now > before + grown / 4 { served.stop() } else { String::new() };
-        assert!(
-            now <= before + grown / 4,
-            "{} MiB before, {} MiB at the peak, still {} MiB after 10 s idle\n{output}",
-            before >> 20,
-            peak >> 20,
-            now >> 20
-        );
+        let (now, took) = settles(&mut served, before, peak, Duration::from_secs(10)).await;
         eprintln!(
             "{} MiB before, {} MiB at the peak, {} MiB after {} ms idle",
             before >> 20,
             peak >> 20,
             now >> 20,
-            since.elapsed().as_millis()
+            took.as_millis()
         );
     }
 }
