@@ -40,6 +40,32 @@ db_tests! {
         );
     }
 
+    /// A create answers its node exactly as a read of it answers afterwards, for every kind
+    /// (defaults, an Int literal for a Float, date-times with an offset and with more digits
+    /// than milliseconds, Json, lists, enums, nulls).
+    async fn a_create_answers_the_node_as_stored(srv) {
+        let fields = "id createdAt slug title body votes rating published status publishedAt metadata tags scores externalId";
+        let creates = [
+            format!(r#"mutation {{ createPost(slug: "a", title: "T") {{ {fields} }} }}"#),
+            format!(
+                r#"mutation {{ createPost(slug: "b", title: "Ünïcode", body: "", votes: -7, rating: 5, published: true, status: ARCHIVED, publishedAt: "2016-07-31T23:59:01.250-05:30", metadata: "{{\"k\": [1, 2.5, \"x\"], \"a\": null}}", tags: ["x", "y"], scores: [3, -1], externalId: "ext-1") {{ {fields} }} }}"#
+            ),
+            format!(r#"mutation {{ createPost(slug: "c", title: "t", rating: 0.1, tags: [], scores: [], metadata: "[]", publishedAt: "2016-07-31T23:59:01.123456789Z") {{ {fields} }} }}"#),
+        ];
+        for create in &creates {
+            let created = srv.gql(create).await;
+            let node = created["data"]["createPost"].clone();
+            let id = node["id"].as_str().unwrap_or_else(|| panic!("no id: {created}")).to_owned();
+            let read = srv.gql(&format!(r#"{{ Post(id: "{id}") {{ {fields} }} }}"#)).await;
+            assert_eq!(node, read["data"]["Post"], "{create}");
+        }
+        let read = srv.gql(r#"{ Post(slug: "b") { rating publishedAt metadata } }"#).await;
+        assert_eq!(
+            read,
+            json!({ "data": { "Post": { "rating": 5.0, "publishedAt": "2016-08-01T05:29:01.250Z", "metadata": { "k": [1, 2.5, "x"], "a": null } } } })
+        );
+    }
+
     /// Anything that is no date → an error mentioning `Date value expected`; nothing is written.
     async fn bad_dates_are_rejected(srv) {
         for bad in [r#""yesterday""#, r#""2016-13-01""#, r#""2016-02-30""#, "2016"] {
