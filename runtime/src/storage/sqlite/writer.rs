@@ -637,8 +637,9 @@ mod tests {
     }
 
     /// A new database file in WAL mode: `t (k)` with `k` unique, and `d (p)` whose foreign key to
-    /// `p` is checked when the transaction commits.
-    fn database(name: &str) -> PathBuf {
+    /// `p` is checked when the transaction commits. Its folder goes when it is dropped, also
+    /// when a test panics (declare it before the writer, which is then dropped first).
+    fn database(name: &str) -> Database {
         let dir = std::env::temp_dir().join(format!("svc-writer-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -651,15 +652,24 @@ mod tests {
                  CREATE TABLE d (p TEXT REFERENCES p (id) DEFERRABLE INITIALLY DEFERRED);",
             )
             .unwrap();
-        path
+        Database(path)
     }
 
-    /// A folder removed with what it holds when this is dropped, also when a test panics.
-    struct Removed(PathBuf);
+    /// The path of a test's database file ([`database`]).
+    struct Database(PathBuf);
 
-    impl Drop for Removed {
+    impl std::ops::Deref for Database {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Database {
         fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
+            if let Some(dir) = self.0.parent() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
         }
     }
 
@@ -696,7 +706,7 @@ mod tests {
 
     /// A writer on a new database ([`database`]), a log, and a first transaction holding the
     /// turn, with `a` inserted.
-    async fn started(name: &str) -> (PathBuf, Arc<Writer>, Log, WriteTx) {
+    async fn started(name: &str) -> (Database, Arc<Writer>, Log, WriteTx) {
         let path = database(name);
         let writer = Arc::new(Writer::new(&path));
         let first = begun(&writer).await;
@@ -777,7 +787,7 @@ mod tests {
     #[tokio::test]
     async fn a_transaction_through_sqlx_takes_the_turn_after_the_batch_committed() {
         let (path, writer, log, first) = started("turn").await;
-        let (w, p) = (writer.clone(), path.clone());
+        let (w, p) = (writer.clone(), path.to_path_buf());
         let turn = tokio::spawn(async move {
             let _turn = w.turn().await;
             keys(&p)
@@ -809,9 +819,8 @@ mod tests {
     /// would hold every page written (about 18 000 of 4 KiB).
     #[tokio::test]
     async fn the_wal_is_checkpointed_by_a_thread_of_its_own() {
+        // Its 66 MB go whether the test passes or not.
         let path = database("checkpoint");
-        // Its 66 MB go whether the test passes or not (after the writer, dropped first).
-        let _removed = Removed(path.parent().expect("the database's folder").to_owned());
         let writer = Writer::new(&path);
         let filler = "x".repeat(16 * 1024);
         for i in 0..2000 {
