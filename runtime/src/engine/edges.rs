@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use super::commit::{ChangeKind, Writes};
 use crate::model::{
-    ApiError, ApiResult, ModelMeta, RelFieldMeta, Val, cuid, get, is_valid_id, node_values,
+    ApiError, ApiResult, ModelMeta, RelFieldMeta, Val, get, is_valid_id, node_values,
 };
 use crate::query::select::push_returning;
 pub use crate::storage::layout::push_edge_insert;
@@ -159,8 +159,6 @@ async fn link(
         sql.push(" VALUES ");
         sql.join(chunk, ", ", |s, (own, other)| {
             s.push("(")
-                .bind(cuid().into())
-                .push(", ")
                 .bind((*own).into())
                 .push(", ")
                 .bind((*other).into())
@@ -208,8 +206,6 @@ pub(crate) async fn link_if_exists(
     let mut sql = Sql::new(tx.backend());
     push_edge_insert(&mut sql, field);
     sql.push(" SELECT ")
-        .bind(cuid().into())
-        .push(", ")
         .bind(this.into())
         .push(", t.")
         .ident(id)

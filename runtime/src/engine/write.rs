@@ -19,7 +19,7 @@ use super::nodes::{
 };
 use super::read::{find_by, find_row};
 use crate::model::{
-    ApiError, ApiResult, ModelMeta, Operation, Record, Val, Write, cuid, get, is_valid_id,
+    ApiError, ApiResult, ModelMeta, Operation, Record, Val, Write, get, is_valid_id,
 };
 use crate::query::{Cond, render};
 use crate::storage::{Row, Sql, WriteUnit, sql_err};
@@ -100,8 +100,6 @@ async fn create_in_one_statement(
                 sql.push(", \"e").push(&k.to_string()).push("\" AS (");
                 push_edge_insert(&mut sql, field);
                 sql.push(" VALUES (")
-                    .bind(cuid().into())
-                    .push(", ")
                     .bind(id.as_str().into())
                     .push(", ")
                     .bind(other.as_str().into())

@@ -3,8 +3,10 @@
 //!
 //! Layout (the one the reference describes): one table per model named like the model, with `id`
 //! as primary key, `createdAt`, `updatedAt` and one column per scalar or enum field; one join
-//! table per relation (`id`, `A`, `B`, unique `(A, B)`, cascading foreign keys, and a unique
-//! column on each side whose field is to-one, so the database enforces the cardinality).
+//! table per relation (`A`, `B`, primary key `(A, B)`, cascading foreign keys, and a unique
+//! column on each side whose field is to-one, so the database enforces the cardinality). The
+//! reference's join tables also have an `id` per edge, which nothing reads; ours have none
+//! (databases made with one lose it: [`super::joins`]).
 
 use super::schema::{Model, Relation, Schema};
 use crate::model::Kind;
@@ -122,20 +124,31 @@ pub fn unique_index_statement(model: &str, field: &str, backend: Backend) -> Str
 
 /// The join table of a relation and the indexes of its two columns.
 pub fn relation_statements(rel: &Relation, backend: Backend) -> Vec<String> {
-    let id = id_type(backend);
-    let mut out = vec![format!(
-        "CREATE TABLE IF NOT EXISTS {t} (\"id\" {id} NOT NULL PRIMARY KEY, \
-         \"A\" {id} NOT NULL REFERENCES {a} (\"id\") ON DELETE CASCADE, \
-         \"B\" {id} NOT NULL REFERENCES {b} (\"id\") ON DELETE CASCADE, \
-         UNIQUE (\"A\", \"B\"))",
-        t = quote(&rel.table),
-        a = quote(&rel.a),
-        b = quote(&rel.b),
-    )];
+    let mut out = vec![join_table(rel, &rel.table, backend)];
     for (column, to_one) in relation_columns(rel) {
         out.extend(relation_index_statement(rel, column, to_one));
     }
     out
+}
+
+/// `CREATE TABLE IF NOT EXISTS "<table>"` for the edges of `rel`: the pair `(A, B)` is the
+/// primary key, and on SQLite the table itself (`WITHOUT ROWID`), so an edge is written to two
+/// B-trees (the table and the index of `B`) instead of four (docs/benchmarks.md).
+pub fn join_table(rel: &Relation, table: &str, backend: Backend) -> String {
+    let id = id_type(backend);
+    format!(
+        "CREATE TABLE IF NOT EXISTS {t} (\
+         \"A\" {id} NOT NULL REFERENCES {a} (\"id\") ON DELETE CASCADE, \
+         \"B\" {id} NOT NULL REFERENCES {b} (\"id\") ON DELETE CASCADE, \
+         PRIMARY KEY (\"A\", \"B\")){rowid}",
+        t = quote(table),
+        a = quote(&rel.a),
+        b = quote(&rel.b),
+        rowid = match backend {
+            Backend::Sqlite => " WITHOUT ROWID",
+            Backend::Postgres => "",
+        },
+    )
 }
 
 /// Each join column and whether it is unique: a to-one field on side A means each A node has at
@@ -145,7 +158,7 @@ pub fn relation_columns(rel: &Relation) -> [(&'static str, bool); 2] {
 }
 
 /// The index of one join column, unique when that side is to-one. Column `A` gets none when it
-/// is not unique: the unique index on (`A`, `B`) serves look-ups by `A`, its leading column, and
+/// is not unique: the primary key (`A`, `B`) serves look-ups by `A`, its leading column, and
 /// a second index on it only made every edge written update one more B-tree (an NDF import's
 /// edges on SQLite: 179 000 → 253 000 per second without it; docs/benchmarks.md).
 pub fn relation_index_statement(rel: &Relation, column: &str, unique: bool) -> Option<String> {

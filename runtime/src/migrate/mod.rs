@@ -13,6 +13,7 @@
 
 mod apply;
 pub mod ddl;
+mod joins;
 mod partners;
 pub mod plan;
 pub mod schema;
@@ -189,14 +190,18 @@ async fn within(
                     .await
                     .map_err(|e| MigrationError::failed(&statement, e))?;
             }
+            // Tables that existed are kept, so may be of an earlier layout.
+            joins::upgrade(tx, &target.relations, backend).await?;
             Outcome::Created
         }
         Some(old) if old == *target => {
             // A database made before the copies existed gets them here, once; one made while
-            // each join column had an index loses those the layout no longer wants.
+            // each join column had an index loses those the layout no longer wants; one made
+            // while each edge had an id loses them.
+            let rekeyed = joins::upgrade(tx, &target.relations, backend).await?;
             let dropped = drop_redundant_indexes(tx, target, backend).await?;
             let changed = backend == Backend::Postgres && sync_partners(tx, target, false).await?;
-            return Ok((Outcome::UpToDate, dropped || changed));
+            return Ok((Outcome::UpToDate, rekeyed || dropped || changed));
         }
         Some(old) => {
             let (plan, renamed) = Plan::prepare(&old, target, hints);
@@ -215,6 +220,8 @@ async fn within(
                     "the migration needs SQLite's foreign keys off, and they are on".to_owned(),
                 ));
             }
+            // The steps then see every join table in today's layout.
+            joins::upgrade(tx, &old.relations, backend).await?;
             if let Err(mut e) = apply::apply(tx, backend, &renamed, target, &plan).await {
                 e.plan = Some(plan);
                 return Err(e);
@@ -287,20 +294,7 @@ async fn drop_redundant_indexes(
             "SELECT indexname::text FROM pg_indexes WHERE schemaname = current_schema()"
         }
     };
-    let rows = tx
-        .query_all_raw(sea_orm::Statement::from_string(
-            tx.get_database_backend(),
-            sql.to_owned(),
-        ))
-        .await
-        .map_err(|e| MigrationError::failed(sql, e))?;
-    let mut held = std::collections::BTreeSet::new();
-    for row in rows {
-        held.insert(
-            row.try_get_by_index::<String>(0)
-                .map_err(MigrationError::db)?,
-        );
-    }
+    let held: std::collections::BTreeSet<String> = texts(tx, sql).await?.into_iter().collect();
     let mut dropped = false;
     for index in redundant.iter().filter(|i| held.contains(*i)) {
         let statement = format!("DROP INDEX {}", crate::storage::layout::quote(index));
@@ -310,6 +304,21 @@ async fn drop_redundant_indexes(
         dropped = true;
     }
     Ok(dropped)
+}
+
+/// The first column of each row `sql` selects, as text.
+async fn texts(tx: &DatabaseTransaction, sql: &str) -> Result<Vec<String>, MigrationError> {
+    let rows = tx
+        .query_all_raw(sea_orm::Statement::from_string(
+            tx.get_database_backend(),
+            sql.to_owned(),
+        ))
+        .await
+        .map_err(|e| MigrationError::failed(sql, e))?;
+    rows.iter()
+        .map(|row| row.try_get_by_index::<String>(0))
+        .collect::<Result<_, _>>()
+        .map_err(MigrationError::db)
 }
 
 /// PostgreSQL: the to-one partners copied into the nodes' rows ([`partner`]).

@@ -1,6 +1,6 @@
 //! PostgreSQL: each node's to-one partner copied into its own row.
 //!
-//! Relations are stored in join tables (`id`, `A`, `B`). A relation page (`User.posts`) reads
+//! Relations are stored in join tables (`A`, `B`). A relation page (`User.posts`) reads
 //! the page of edges, then looks each related node up by its id: one index search per node,
 //! which for ten users with ten posts each was most of PostgreSQL's work (docs/benchmarks.md,
 //! "PostgreSQL: to-one partners copied into the node's row").

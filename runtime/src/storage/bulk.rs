@@ -497,27 +497,23 @@ pub async fn append_lists(
     Ok(out)
 }
 
-/// Inserts the edges `pairs` (this node, the other, the new edge's id) through `field`; the
+/// Inserts the edges `pairs` (this node, the other) through `field`; the
 /// positions of those not inserted: an edge that exists already, one that would give a to-one
 /// side a second partner, or one whose nodes do not both exist (the caller tells them apart).
 pub async fn insert_edges(
     tx: &Writes<'_>,
     field: &RelFieldMeta,
-    pairs: &[(&str, &str, String)],
+    pairs: &[(&str, &str)],
 ) -> Result<Vec<usize>, DbErr> {
     let mut skipped = Vec::new();
     match tx.backend() {
         Backend::Sqlite => {
             let mut sql = Sql::new(Backend::Sqlite);
             push_edge_insert(&mut sql, field);
-            sql.push(" VALUES (?, ?, ?) ON CONFLICT DO NOTHING");
-            let params = pairs.iter().map(|(this, other, id)| {
-                vec![
-                    LiteParam::from(id.as_str()),
-                    LiteParam::from(*this),
-                    LiteParam::from(*other),
-                ]
-            });
+            sql.push(" VALUES (?, ?) ON CONFLICT DO NOTHING");
+            let params = pairs
+                .iter()
+                .map(|(this, other)| vec![LiteParam::from(*this), LiteParam::from(*other)]);
             sqlite_each(tx, &sql, params, |i, result| match result {
                 // Not inserted: it exists already, or a to-one side has a partner.
                 Ok(0) => {
@@ -544,14 +540,14 @@ pub async fn insert_edges(
             for (chunk, batch) in pairs.chunks(BATCH).enumerate() {
                 let rows: Vec<serde_json::Value> = batch
                     .iter()
-                    .map(|(this, other, id)| serde_json::json!({ "i": id, "a": this, "b": other }))
+                    .map(|(this, other)| serde_json::json!({ "a": this, "b": other }))
                     .collect();
                 let mut sql = Sql::new(Backend::Postgres);
                 push_edge_insert(&mut sql, field);
                 // Only edges whose nodes exist (a missing one would end the transaction).
-                sql.push(" SELECT v.i, v.a, v.b FROM json_to_recordset(")
+                sql.push(" SELECT v.a, v.b FROM json_to_recordset(")
                     .bind(serde_json::Value::Array(rows).to_string().into())
-                    .push("::json) AS v(i text, a text, b text) WHERE EXISTS (SELECT 1 FROM ")
+                    .push("::json) AS v(a text, b text) WHERE EXISTS (SELECT 1 FROM ")
                     .ident(own_model.table)
                     .push(" n WHERE n.")
                     .ident(own_model.fields[own_model.id].name)
@@ -570,7 +566,7 @@ pub async fn insert_edges(
                     .filter_map(|row| Some((row.string(0).ok()??, row.string(1).ok()??)))
                     .collect();
                 if inserted.len() < batch.len() {
-                    for (i, (this, other, _)) in batch.iter().enumerate() {
+                    for (i, (this, other)) in batch.iter().enumerate() {
                         if !inserted.contains(&((*this).to_owned(), (*other).to_owned())) {
                             skipped.push(chunk * BATCH + i);
                         }

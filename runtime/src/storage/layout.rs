@@ -11,11 +11,11 @@ pub fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
-/// Appends `INSERT INTO "<join>" ("id", <own>, <other>)`: the start of every edge's insert.
+/// Appends `INSERT INTO "<join>" (<own>, <other>)`: the start of every edge's insert.
 pub fn push_edge_insert(sql: &mut Sql, field: &RelFieldMeta) {
     sql.push("INSERT INTO ")
         .ident(field.table)
-        .push(" (\"id\", ")
+        .push(" (")
         .ident(field.own)
         .push(", ")
         .ident(field.other)

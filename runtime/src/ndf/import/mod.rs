@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use self::elements::{Document, Edge, Failures, ListAppend, NodeRow, Parsed};
 use crate::engine::{MAX_TEXT_CHARS, State};
-use crate::model::{ApiError, RelFieldMeta, ServiceMeta, Val, cuid};
+use crate::model::{ApiError, RelFieldMeta, ServiceMeta, Val};
 use crate::storage::bulk::{self as store, Writes};
 use crate::storage::{Counted, Counter, Tx, WriteUnit};
 
@@ -261,10 +261,10 @@ async fn relations(
         let (_, pairs, owners) = by_field
             .entry(key)
             .or_insert_with(|| (edge.field, Vec::new(), Vec::new()));
-        pairs.push((edge.this.as_str(), edge.other.as_str(), cuid()));
+        pairs.push((edge.this.as_str(), edge.other.as_str()));
         owners.push(edge);
         if edge.field.symmetric && edge.this != edge.other {
-            pairs.push((edge.other.as_str(), edge.this.as_str(), cuid()));
+            pairs.push((edge.other.as_str(), edge.this.as_str()));
             owners.push(edge);
         }
     }

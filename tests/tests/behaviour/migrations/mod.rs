@@ -296,7 +296,7 @@ db_cases! {
         let now = timestamp(&db);
         db.execute_script(&[
             format!(r#"INSERT INTO "Post" ("id", "createdAt", "updatedAt", "title") VALUES ('p1', {now}, {now}, 'one'), ('p2', {now}, {now}, 'two'), ('p3', {now}, {now}, 'three')"#),
-            r#"INSERT INTO "_UserPosts" ("id", "A", "B") VALUES ('e1', 'u1', 'p1'), ('e2', 'u1', 'p2')"#.to_owned(),
+            r#"INSERT INTO "_UserPosts" ("A", "B") VALUES ('u1', 'p1'), ('u1', 'p2')"#.to_owned(),
         ]).await.expect("edges");
         // A field added to User (a table rebuild on SQLite) keeps the edges.
         let v2 = schema(
@@ -312,9 +312,9 @@ db_cases! {
         );
         let err = migrate_to(&db, &one_to_one, Options::default()).await.expect_err("u1 has two posts");
         assert_eq!(err.code, Some(2031), "{err}");
-        db.execute_script(&[r#"DELETE FROM "_UserPosts" WHERE "id" = 'e2'"#.to_owned()]).await.expect("unlink");
+        db.execute_script(&[r#"DELETE FROM "_UserPosts" WHERE "B" = 'p2'"#.to_owned()]).await.expect("unlink");
         assert!(matches!(migrate_to(&db, &one_to_one, Options::default()).await, Ok(Outcome::Applied(_))));
-        let second = db.execute_script(&[r#"INSERT INTO "_UserPosts" ("id", "A", "B") VALUES ('e3', 'u1', 'p3')"#.to_owned()]).await;
+        let second = db.execute_script(&[r#"INSERT INTO "_UserPosts" ("A", "B") VALUES ('u1', 'p3')"#.to_owned()]).await;
         assert!(second.is_err(), "the database now holds one post per user");
         // Every post needs an author: p2 and p3 have none.
         let required_author = schema(
@@ -332,7 +332,7 @@ db_cases! {
         let applied = migrate_to(&db, &v3, Options::default()).await;
         let Ok(Outcome::Applied(plan)) = applied else { panic!("{applied:?}") };
         assert_eq!(plan.lines(), ["Create the type `Tag`", "Create the relation `UserTags` between `User` and `Tag`"]);
-        assert_eq!(columns(&db, "_UserTags").await, ["A", "B", "id"]);
+        assert_eq!(columns(&db, "_UserTags").await, ["A", "B"]);
     }
 
     /// `@rename` of a type and a field, `@relation(oldName:)`, and `@migrationValue` for a field
@@ -355,7 +355,7 @@ db_cases! {
         let now = timestamp(&db);
         db.execute_script(&[
             format!(r#"INSERT INTO "Post" ("id", "createdAt", "updatedAt", "title") VALUES ('p1', {now}, {now}, 'one')"#),
-            r#"INSERT INTO "_UserPosts" ("id", "A", "B") VALUES ('e1', 'u1', 'p1')"#.to_owned(),
+            r#"INSERT INTO "_UserPosts" ("A", "B") VALUES ('u1', 'p1')"#.to_owned(),
         ]).await.expect("edge");
         let mut full_name = required(field("fullName", Kind::String));
         full_name.unique = true;
@@ -480,7 +480,7 @@ db_cases! {
             .unwrap_or_else(|e| panic!("user: {e}"));
         db.execute_script(&[
             format!(r#"INSERT INTO "Post" ("id", "createdAt", "updatedAt", "title") VALUES ('p1', {now}, {now}, 'Hello')"#),
-            r#"INSERT INTO "_UserPosts" ("id", "A", "B") VALUES ('e1', 'u1', 'p1')"#.to_owned(),
+            r#"INSERT INTO "_UserPosts" ("A", "B") VALUES ('u1', 'p1')"#.to_owned(),
             // As a database made before: every join column with an index.
             r#"CREATE INDEX "_UserPosts_A" ON "_UserPosts" ("A")"#.to_owned(),
         ])
@@ -495,6 +495,172 @@ db_cases! {
             [Some("u1-p1".to_owned())]
         );
         assert_eq!(migrate_to(&db, &target, Options::default()).await, Ok(Outcome::UpToDate));
+    }
+
+    /// A join table of the layout with an `id` per edge (the reference's, and ours before) is
+    /// re-keyed by `(A, B)` at the next migration, whether the model changed or not: every edge
+    /// kept, the pair the key (`WITHOUT ROWID` on SQLite), each to-one column still unique, and
+    /// on PostgreSQL the partner copies still kept by the table's triggers.
+    async fn a_join_table_with_edge_ids_is_rekeyed(kind) {
+        let Some((_guard, db)) = open(kind).await else { return };
+        let users = |extra: Vec<Field>| model(
+            "User",
+            [vec![required(field("name", Kind::String)), field("age", Kind::Int)], extra].concat(),
+            vec![rel_field("posts", "UserPosts", true, false), rel_field("pinned", "Pinned", false, false)],
+        );
+        let posts = model(
+            "Post",
+            vec![required(field("title", Kind::String))],
+            vec![rel_field("author", "UserPosts", false, false), rel_field("pinnedBy", "Pinned", false, false)],
+        );
+        let relations = vec![relation("UserPosts", "User", "Post", true, false), relation("Pinned", "User", "Post", false, false)];
+        let target = schema(vec![users(vec![]), posts.clone()], relations.clone());
+        assert_eq!(migrate_to(&db, &target, Options::default()).await, Ok(Outcome::Created));
+        assert_eq!(columns(&db, "_UserPosts").await, ["A", "B"]);
+        assert_rekeyed(&db, "_UserPosts").await;
+        insert_user(&db, "u1", "Ada", None).await;
+        insert_user(&db, "u2", "Bob", None).await;
+        let now = timestamp(&db);
+        db.execute_script(&[format!(
+            r#"INSERT INTO "Post" ("id", "createdAt", "updatedAt", "title") VALUES ('p1', {now}, {now}, 'one'), ('p2', {now}, {now}, 'two'), ('p3', {now}, {now}, 'three')"#
+        )])
+        .await
+        .unwrap_or_else(|e| panic!("nodes: {e}"));
+
+        // The model unchanged: the next start re-keys the table.
+        db.execute_script(&with_edge_ids(&db, "_UserPosts", "User", "Post", [false, true]))
+            .await
+            .unwrap_or_else(|e| panic!("old layout: {e}"));
+        db.execute_script(&[r#"INSERT INTO "_UserPosts" ("id", "A", "B") VALUES ('e1', 'u1', 'p1'), ('e2', 'u1', 'p2')"#.to_owned()])
+            .await
+            .unwrap_or_else(|e| panic!("old edges: {e}"));
+        assert_eq!(columns(&db, "_UserPosts").await, ["A", "B", "id"]);
+        assert_eq!(migrate_to(&db, &target, Options::default()).await, Ok(Outcome::UpToDate));
+        assert_eq!(columns(&db, "_UserPosts").await, ["A", "B"]);
+        assert_rekeyed(&db, "_UserPosts").await;
+        assert_eq!(edges(&db, "_UserPosts").await, ["u1-p1", "u1-p2"]);
+        assert_eq!(indexes(&db, "_UserPosts").await, ["_UserPosts_B"]);
+        // Post.author is to-one: p1 has its author.
+        let second = db.execute_script(&[r#"INSERT INTO "_UserPosts" ("A", "B") VALUES ('u2', 'p1')"#.to_owned()]).await;
+        assert!(second.is_err(), "a post has one author");
+        db.execute_script(&[r#"INSERT INTO "_UserPosts" ("A", "B") VALUES ('u2', 'p3')"#.to_owned()])
+            .await
+            .unwrap_or_else(|e| panic!("new edge: {e}"));
+        if db.backend() == svc_runtime::storage::Backend::Postgres {
+            // The triggers on the table kept working: p3's copy of its author.
+            assert_eq!(texts(&db, r#"SELECT "__UserPosts_A" FROM "Post" WHERE "id" = 'p3'"#).await, [Some("u2".to_owned())]);
+        }
+        assert_eq!(migrate_to(&db, &target, Options::default()).await, Ok(Outcome::UpToDate));
+        assert_eq!(edges(&db, "_UserPosts").await, ["u1-p1", "u1-p2", "u2-p3"]);
+
+        // A model change (on SQLite, `User` rebuilt) re-keys the table first.
+        db.execute_script(&with_edge_ids(&db, "_Pinned", "User", "Post", [true, true]))
+            .await
+            .unwrap_or_else(|e| panic!("old layout: {e}"));
+        db.execute_script(&[r#"INSERT INTO "_Pinned" ("id", "A", "B") VALUES ('e3', 'u1', 'p2')"#.to_owned()])
+            .await
+            .unwrap_or_else(|e| panic!("old edges: {e}"));
+        let changed = schema(vec![users(vec![field("bio", Kind::String)]), posts], relations);
+        assert!(matches!(migrate_to(&db, &changed, Options::default()).await, Ok(Outcome::Applied(_))));
+        assert_eq!(columns(&db, "_Pinned").await, ["A", "B"]);
+        assert_rekeyed(&db, "_Pinned").await;
+        assert_eq!(edges(&db, "_Pinned").await, ["u1-p2"]);
+        assert_eq!(indexes(&db, "_Pinned").await, ["_Pinned_A", "_Pinned_B"]);
+        assert_eq!(edges(&db, "_UserPosts").await, ["u1-p1", "u1-p2", "u2-p3"]);
+        if db.backend() == svc_runtime::storage::Backend::Postgres {
+            assert_eq!(texts(&db, r#"SELECT "__Pinned_A" FROM "Post" WHERE "id" = 'p2'"#).await, [Some("u1".to_owned())]);
+        }
+        // Deleting a user still deletes its edges.
+        db.execute_script(&[r#"DELETE FROM "User" WHERE "id" = 'u1'"#.to_owned()])
+            .await
+            .unwrap_or_else(|e| panic!("delete: {e}"));
+        assert_eq!(edges(&db, "_UserPosts").await, ["u2-p3"]);
+        assert_eq!(edges(&db, "_Pinned").await, Vec::<String>::new());
+    }
+}
+
+/// The statements that turn the empty join table `table` between `a` and `b` into the layout
+/// with an `id` per edge, as databases made before the pair became the key hold it: the id the
+/// primary key, a unique constraint on `(A, B)`, and a unique index on each column of `unique`.
+fn with_edge_ids(db: &Db, table: &str, a: &str, b: &str, unique: [bool; 2]) -> Vec<String> {
+    match db.backend() {
+        svc_runtime::storage::Backend::Sqlite => {
+            let mut out = vec![
+                format!(r#"DROP TABLE "{table}""#),
+                format!(
+                    r#"CREATE TABLE "{table}" ("id" TEXT NOT NULL PRIMARY KEY, "A" TEXT NOT NULL REFERENCES "{a}" ("id") ON DELETE CASCADE, "B" TEXT NOT NULL REFERENCES "{b}" ("id") ON DELETE CASCADE, UNIQUE ("A", "B"))"#
+                ),
+            ];
+            for (column, unique) in ["A", "B"].into_iter().zip(unique) {
+                out.push(format!(
+                    r#"CREATE {}INDEX "{table}_{column}" ON "{table}" ("{column}")"#,
+                    if unique { "UNIQUE " } else { "" }
+                ));
+            }
+            out
+        }
+        // Altered rather than re-created, so that the table keeps its triggers.
+        svc_runtime::storage::Backend::Postgres => vec![
+            format!(r#"ALTER TABLE "{table}" DROP CONSTRAINT "{table}_pkey""#),
+            format!(
+                r#"ALTER TABLE "{table}" ADD COLUMN "id" TEXT COLLATE "C" NOT NULL PRIMARY KEY"#
+            ),
+            format!(r#"ALTER TABLE "{table}" ADD UNIQUE ("A", "B")"#),
+        ],
+    }
+}
+
+/// The edges of a join table, `A-B`, sorted.
+async fn edges(db: &Db, table: &str) -> Vec<String> {
+    texts(
+        db,
+        &format!(r#"SELECT "A" || '-' || "B" FROM "{table}" ORDER BY 1"#),
+    )
+    .await
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// That the join table `table` is keyed by `(A, B)` alone: on SQLite a `WITHOUT ROWID` table
+/// whose primary key is the pair; on PostgreSQL a primary key on the pair and no other
+/// constraint but the two foreign keys.
+async fn assert_rekeyed(db: &Db, table: &str) {
+    match db.backend() {
+        svc_runtime::storage::Backend::Sqlite => {
+            let sql = texts(
+                db,
+                &format!("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = '{table}'"),
+            )
+            .await;
+            let sql = sql.into_iter().flatten().next().unwrap_or_default();
+            assert!(sql.ends_with("WITHOUT ROWID"), "{sql}");
+            let key = texts(
+                db,
+                &format!("SELECT name FROM pragma_table_info('{table}') WHERE pk > 0 ORDER BY pk"),
+            )
+            .await;
+            assert_eq!(key, [Some("A".to_owned()), Some("B".to_owned())]);
+        }
+        svc_runtime::storage::Backend::Postgres => {
+            let constraints = texts(
+                db,
+                &format!(
+                    "SELECT contype::text || ':' || (SELECT string_agg(attname, ',' ORDER BY attnum) FROM pg_attribute \
+                     WHERE attrelid = c.conrelid AND attnum = ANY (c.conkey)) FROM pg_constraint AS c \
+                     WHERE conrelid = '\"{table}\"'::regclass AND contype IN ('f', 'p', 'u') ORDER BY 1"
+                ),
+            )
+            .await;
+            assert_eq!(
+                constraints,
+                [
+                    Some("f:A".to_owned()),
+                    Some("f:B".to_owned()),
+                    Some("p:A,B".to_owned())
+                ]
+            );
+        }
     }
 }
 

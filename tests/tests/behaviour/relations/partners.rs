@@ -114,24 +114,24 @@ async fn the_copy_follows_every_write_of_the_join_table() {
     let col = "__UserPosts_A";
     run(
         &db,
-        &[r#"INSERT INTO "_UserPosts" ("id", "A", "B") VALUES ('e1', 'u1', 'p1'), ('e2', 'u1', 'p2')"#],
+        &[r#"INSERT INTO "_UserPosts" ("A", "B") VALUES ('u1', 'p1'), ('u1', 'p2')"#],
     )
     .await;
     assert_eq!(copies(&db, col).await, ["p1=u1", "p2=u1", "p3=-"]);
     // Another partner for p2, then the edge moved to p3.
     run(
         &db,
-        &[r#"UPDATE "_UserPosts" SET "A" = 'u2' WHERE "id" = 'e2'"#],
+        &[r#"UPDATE "_UserPosts" SET "A" = 'u2' WHERE "B" = 'p2'"#],
     )
     .await;
     assert_eq!(copies(&db, col).await, ["p1=u1", "p2=u2", "p3=-"]);
     run(
         &db,
-        &[r#"UPDATE "_UserPosts" SET "B" = 'p3' WHERE "id" = 'e2'"#],
+        &[r#"UPDATE "_UserPosts" SET "B" = 'p3' WHERE "B" = 'p2'"#],
     )
     .await;
     assert_eq!(copies(&db, col).await, ["p1=u1", "p2=-", "p3=u2"]);
-    run(&db, &[r#"DELETE FROM "_UserPosts" WHERE "id" = 'e1'"#]).await;
+    run(&db, &[r#"DELETE FROM "_UserPosts" WHERE "B" = 'p1'"#]).await;
     assert_eq!(copies(&db, col).await, ["p1=-", "p2=-", "p3=u2"]);
     // Deleting a user deletes its edges (a cascade), and that clears the copies.
     run(&db, &[r#"DELETE FROM "User" WHERE "id" = 'u2'"#]).await;
@@ -140,7 +140,7 @@ async fn the_copy_follows_every_write_of_the_join_table() {
     run(
         &db,
         &[
-            r#"INSERT INTO "_UserPosts" ("id", "A", "B") VALUES ('e3', 'u1', 'p3')"#,
+            r#"INSERT INTO "_UserPosts" ("A", "B") VALUES ('u1', 'p3')"#,
             r#"DELETE FROM "Post" WHERE "id" = 'p3'"#,
         ],
     )
@@ -150,14 +150,14 @@ async fn the_copy_follows_every_write_of_the_join_table() {
     run(
         &db,
         &[
-            r#"INSERT INTO "_UserPosts" ("id", "A", "B") VALUES ('e4', 'u1', 'p1')"#,
+            r#"INSERT INTO "_UserPosts" ("A", "B") VALUES ('u1', 'p1')"#,
             r#"TRUNCATE "_UserPosts""#,
         ],
     )
     .await;
     assert_eq!(copies(&db, col).await, ["p1=-", "p2=-"]);
     assert_eq!(
-        texts(&db, r#"SELECT "id" FROM "_UserPosts""#).await,
+        texts(&db, r#"SELECT "A" FROM "_UserPosts""#).await,
         Vec::<Option<String>>::new()
     );
 }
@@ -173,7 +173,7 @@ async fn the_copy_follows_migrations() {
     nodes(&db, "User").await;
     run(
         &db,
-        &[r#"INSERT INTO "_UserPosts" ("id", "A", "B") VALUES ('e1', 'u1', 'p1'), ('e2', 'u2', 'p2')"#],
+        &[r#"INSERT INTO "_UserPosts" ("A", "B") VALUES ('u1', 'p1'), ('u2', 'p2')"#],
     )
     .await;
     assert_eq!(functions(&db).await, ["__svc_inline_UserPosts_A"]);
@@ -196,7 +196,7 @@ async fn the_copy_follows_migrations() {
     );
     run(
         &db,
-        &[r#"INSERT INTO "_Authorship" ("id", "A", "B") VALUES ('e3', 'u1', 'p3')"#],
+        &[r#"INSERT INTO "_Authorship" ("A", "B") VALUES ('u1', 'p3')"#],
     )
     .await;
     assert_eq!(
@@ -213,8 +213,8 @@ async fn the_copy_follows_migrations() {
     run(
         &db,
         &[
-            r#"INSERT INTO "_Authorship" ("id", "A", "B") VALUES ('e4', 'u2', 'p3')"#,
-            r#"DELETE FROM "_Authorship" WHERE "id" IN ('e1', 'e3')"#,
+            r#"INSERT INTO "_Authorship" ("A", "B") VALUES ('u2', 'p3')"#,
+            r#"DELETE FROM "_Authorship" WHERE "A" = 'u1'"#,
         ],
     )
     .await;
@@ -233,7 +233,7 @@ async fn the_copy_follows_migrations() {
         &[
             r#"DROP FUNCTION "__svc_inline_Authorship_A"() CASCADE"#,
             r#"ALTER TABLE "Post" DROP COLUMN "__Authorship_A""#,
-            r#"INSERT INTO "_Authorship" ("id", "A", "B") VALUES ('e5', 'u1', 'p1')"#,
+            r#"INSERT INTO "_Authorship" ("A", "B") VALUES ('u1', 'p1')"#,
         ],
     )
     .await;
@@ -245,7 +245,11 @@ async fn the_copy_follows_migrations() {
         copies(&db, "__Authorship_A").await,
         ["p1=u1", "p2=u2", "p3=u2"]
     );
-    run(&db, &[r#"DELETE FROM "_Authorship" WHERE "id" = 'e5'"#]).await;
+    run(
+        &db,
+        &[r#"DELETE FROM "_Authorship" WHERE "A" = 'u1' AND "B" = 'p1'"#],
+    )
+    .await;
     assert_eq!(
         copies(&db, "__Authorship_A").await,
         ["p1=-", "p2=u2", "p3=u2"]
@@ -364,7 +368,7 @@ async fn a_long_relation_name_is_found_again() {
     run(
         &db,
         &[&format!(
-            r#"INSERT INTO "_{name}" ("id", "A", "B") VALUES ('e1', 'u1', 'p2')"#
+            r#"INSERT INTO "_{name}" ("A", "B") VALUES ('u1', 'p2')"#
         )],
     )
     .await;
