@@ -18,9 +18,9 @@ use crate::storage::Backend;
 use crate::storage::layout::quote;
 
 /// Re-keys the join tables of `relations` that still have an `id` column; whether there was one.
-pub(super) async fn upgrade<'a>(
+pub(super) async fn upgrade(
     tx: &DatabaseTransaction,
-    relations: impl IntoIterator<Item = &'a Relation>,
+    relations: &[Relation],
     backend: Backend,
 ) -> Result<bool, MigrationError> {
     let sql = match backend {
@@ -35,10 +35,7 @@ pub(super) async fn upgrade<'a>(
     };
     let with_id: BTreeSet<String> = texts(tx, sql).await?.into_iter().collect();
     let mut upgraded = false;
-    for rel in relations
-        .into_iter()
-        .filter(|rel| with_id.contains(&rel.table))
-    {
+    for rel in relations.iter().filter(|rel| with_id.contains(&rel.table)) {
         let statements = match backend {
             Backend::Sqlite => rebuild(rel),
             Backend::Postgres => alter(tx, rel).await?,

@@ -528,13 +528,7 @@ db_cases! {
         .unwrap_or_else(|e| panic!("nodes: {e}"));
 
         // The model unchanged: the next start re-keys the table.
-        db.execute_script(&with_edge_ids(&db, "_UserPosts", "User", "Post", [false, true]))
-            .await
-            .unwrap_or_else(|e| panic!("old layout: {e}"));
-        db.execute_script(&[r#"INSERT INTO "_UserPosts" ("id", "A", "B") VALUES ('e1', 'u1', 'p1'), ('e2', 'u1', 'p2')"#.to_owned()])
-            .await
-            .unwrap_or_else(|e| panic!("old edges: {e}"));
-        assert_eq!(columns(&db, "_UserPosts").await, ["A", "B", "id"]);
+        with_edge_ids(&db, "_UserPosts", [false, true], &[("u1", "p1"), ("u1", "p2")]).await;
         assert_eq!(migrate_to(&db, &target, Options::default()).await, Ok(Outcome::UpToDate));
         assert_eq!(columns(&db, "_UserPosts").await, ["A", "B"]);
         assert_rekeyed(&db, "_UserPosts").await;
@@ -554,12 +548,7 @@ db_cases! {
         assert_eq!(edges(&db, "_UserPosts").await, ["u1-p1", "u1-p2", "u2-p3"]);
 
         // A model change (on SQLite, `User` rebuilt) re-keys the table first.
-        db.execute_script(&with_edge_ids(&db, "_Pinned", "User", "Post", [true, true]))
-            .await
-            .unwrap_or_else(|e| panic!("old layout: {e}"));
-        db.execute_script(&[r#"INSERT INTO "_Pinned" ("id", "A", "B") VALUES ('e3', 'u1', 'p2')"#.to_owned()])
-            .await
-            .unwrap_or_else(|e| panic!("old edges: {e}"));
+        with_edge_ids(&db, "_Pinned", [true, true], &[("u1", "p2")]).await;
         let changed = schema(vec![users(vec![field("bio", Kind::String)]), posts], relations);
         assert!(matches!(migrate_to(&db, &changed, Options::default()).await, Ok(Outcome::Applied(_))));
         assert_eq!(columns(&db, "_Pinned").await, ["A", "B"]);
@@ -570,6 +559,16 @@ db_cases! {
         if db.backend() == svc_runtime::storage::Backend::Postgres {
             assert_eq!(texts(&db, r#"SELECT "__Pinned_A" FROM "Post" WHERE "id" = 'p2'"#).await, [Some("u1".to_owned())]);
         }
+        // A database with no stored schema (made before migrations, or of another format):
+        // the tables that existed are kept, and re-keyed.
+        with_edge_ids(&db, "_UserPosts", [false, true], &[("u1", "p1"), ("u2", "p3")]).await;
+        db.execute_script(&[r#"DELETE FROM "_svc_meta" WHERE "key" = 'schema'"#.to_owned()])
+            .await
+            .unwrap_or_else(|e| panic!("forget the schema: {e}"));
+        assert_eq!(migrate_to(&db, &changed, Options::default()).await, Ok(Outcome::Created));
+        assert_eq!(columns(&db, "_UserPosts").await, ["A", "B"]);
+        assert_rekeyed(&db, "_UserPosts").await;
+        assert_eq!(edges(&db, "_UserPosts").await, ["u1-p1", "u2-p3"]);
         // Deleting a user still deletes its edges.
         db.execute_script(&[r#"DELETE FROM "User" WHERE "id" = 'u1'"#.to_owned()])
             .await
@@ -579,35 +578,43 @@ db_cases! {
     }
 }
 
-/// The statements that turn the empty join table `table` between `a` and `b` into the layout
-/// with an `id` per edge, as databases made before the pair became the key hold it: the id the
-/// primary key, a unique constraint on `(A, B)`, and a unique index on each column of `unique`.
-fn with_edge_ids(db: &Db, table: &str, a: &str, b: &str, unique: [bool; 2]) -> Vec<String> {
+/// Turns the join table `table` between `User` and `Post` into the layout with an `id` per edge,
+/// as databases made before the pair became the key hold it (the id the primary key, a unique
+/// constraint on `(A, B)`, a unique index on each column of `unique`), holding the edges
+/// `edges` (`A`, `B`) and no others.
+async fn with_edge_ids(db: &Db, table: &str, unique: [bool; 2], edges: &[(&str, &str)]) {
+    let mut script = vec![format!(r#"DELETE FROM "{table}""#)];
     match db.backend() {
         svc_runtime::storage::Backend::Sqlite => {
-            let mut out = vec![
-                format!(r#"DROP TABLE "{table}""#),
-                format!(
-                    r#"CREATE TABLE "{table}" ("id" TEXT NOT NULL PRIMARY KEY, "A" TEXT NOT NULL REFERENCES "{a}" ("id") ON DELETE CASCADE, "B" TEXT NOT NULL REFERENCES "{b}" ("id") ON DELETE CASCADE, UNIQUE ("A", "B"))"#
-                ),
-            ];
+            script.push(format!(r#"DROP TABLE "{table}""#));
+            script.push(format!(
+                r#"CREATE TABLE "{table}" ("id" TEXT NOT NULL PRIMARY KEY, "A" TEXT NOT NULL REFERENCES "User" ("id") ON DELETE CASCADE, "B" TEXT NOT NULL REFERENCES "Post" ("id") ON DELETE CASCADE, UNIQUE ("A", "B"))"#
+            ));
             for (column, unique) in ["A", "B"].into_iter().zip(unique) {
-                out.push(format!(
+                script.push(format!(
                     r#"CREATE {}INDEX "{table}_{column}" ON "{table}" ("{column}")"#,
                     if unique { "UNIQUE " } else { "" }
                 ));
             }
-            out
         }
         // Altered rather than re-created, so that the table keeps its triggers.
-        svc_runtime::storage::Backend::Postgres => vec![
+        svc_runtime::storage::Backend::Postgres => script.extend([
             format!(r#"ALTER TABLE "{table}" DROP CONSTRAINT "{table}_pkey""#),
             format!(
                 r#"ALTER TABLE "{table}" ADD COLUMN "id" TEXT COLLATE "C" NOT NULL PRIMARY KEY"#
             ),
             format!(r#"ALTER TABLE "{table}" ADD UNIQUE ("A", "B")"#),
-        ],
+        ]),
     }
+    for (a, b) in edges {
+        script.push(format!(
+            r#"INSERT INTO "{table}" ("id", "A", "B") VALUES ('e-{a}-{b}', '{a}', '{b}')"#
+        ));
+    }
+    db.execute_script(&script)
+        .await
+        .unwrap_or_else(|e| panic!("{table} with edge ids: {e}"));
+    assert_eq!(columns(db, table).await, ["A", "B", "id"]);
 }
 
 /// The edges of a join table, `A-B`, sorted.
