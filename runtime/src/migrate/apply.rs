@@ -259,11 +259,11 @@ fn statements(backend: Backend, old: &Schema, new: &Schema, step: &Step) -> Vec<
             )];
             let id = from.id();
             for f in from.fields.iter().filter(|f| f.unique && f.name != id) {
-                out.push(format!(
-                    "DROP INDEX IF EXISTS {}",
-                    quote(&ddl::unique_index(&from.name, &f.name))
+                out.extend(ddl::rename_unique_index(
+                    backend,
+                    (&from.name, &f.name),
+                    (to, &f.name),
                 ));
-                out.push(ddl::unique_index_statement(to, &f.name, backend));
             }
             for f in from.fields.iter().filter(|f| f.search) {
                 out.extend(search::rename(
@@ -303,11 +303,11 @@ fn statements(backend: Backend, old: &Schema, new: &Schema, step: &Step) -> Vec<
                 quote(to)
             )];
             if *unique {
-                out.push(format!(
-                    "DROP INDEX IF EXISTS {}",
-                    quote(&ddl::unique_index(model, from))
+                out.extend(ddl::rename_unique_index(
+                    backend,
+                    (model, from),
+                    (model, to),
                 ));
-                out.push(ddl::unique_index_statement(model, to, backend));
             }
             if *search {
                 out.extend(search::rename(backend, (model, from), (model, to)));
@@ -443,7 +443,8 @@ fn alter(after: &Model, changes: &[FieldChange]) -> Vec<String> {
                     ));
                 }
                 if f.unique {
-                    out.push(ddl::unique_index_statement(&after.name, &f.name, backend));
+                    let lowered = ddl::lowers(f.kind, f.list, backend);
+                    out.push(ddl::unique_index_statement(&after.name, &f.name, lowered));
                 }
             }
             FieldChange::Change { from, to, value } => {
@@ -467,14 +468,20 @@ fn alter(after: &Model, changes: &[FieldChange]) -> Vec<String> {
                     };
                     out.push(format!("UPDATE {table} SET {col} = {v}{missing}"));
                 }
-                if from.unique && !to.unique {
+                // A unique field whose index changes form (to or from a `String` on
+                // PostgreSQL, [`ddl::lowers`]) gets it made again after the type's change.
+                let lowered = ddl::lowers(to.kind, to.list, backend);
+                let reindexed = from.unique
+                    && to.unique
+                    && ddl::lowers(from.kind, from.list, backend) != lowered;
+                if from.unique && (!to.unique || reindexed) {
                     out.push(format!(
                         "DROP INDEX IF EXISTS {}",
                         quote(&ddl::unique_index(&after.name, &from.name))
                     ));
                 }
-                if to.unique && !from.unique {
-                    out.push(ddl::unique_index_statement(&after.name, &to.name, backend));
+                if to.unique && (!from.unique || reindexed) {
+                    out.push(ddl::unique_index_statement(&after.name, &to.name, lowered));
                 }
             }
         }

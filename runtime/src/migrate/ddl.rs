@@ -11,6 +11,7 @@
 use super::schema::{Model, Relation, Schema};
 use crate::model::Kind;
 use crate::storage::bookkeeping::{EVENT_TABLE, META_TABLE, ROOT_TOKEN_TABLE, setup_lock};
+pub use crate::storage::layout::lowers;
 use crate::storage::layout::quote;
 use crate::storage::{Backend, Sql};
 
@@ -105,21 +106,41 @@ pub fn index_statements(model: &Model, backend: Backend) -> Vec<String> {
         .fields
         .iter()
         .filter(|f| f.unique && f.name != id)
-        .map(|f| unique_index_statement(&model.name, &f.name, backend))
+        .map(|f| unique_index_statement(&model.name, &f.name, lowers(f.kind, f.list, backend)))
         .collect()
 }
 
-/// `CREATE UNIQUE INDEX IF NOT EXISTS` over one column.
-pub fn unique_index_statement(model: &str, field: &str, backend: Backend) -> String {
-    let mut s = Sql::new(backend);
-    s.push("CREATE UNIQUE INDEX IF NOT EXISTS ")
-        .ident(&unique_index(model, field))
-        .push(" ON ")
-        .ident(model)
-        .push(" (")
-        .ident(field)
-        .push(")");
-    s.text().to_owned()
+/// `CREATE UNIQUE INDEX IF NOT EXISTS` over one column, or over its lowered text ([`lowers`]).
+pub fn unique_index_statement(model: &str, field: &str, lowered: bool) -> String {
+    let column = match lowered {
+        true => format!("lower({}::text)", quote(field)),
+        false => quote(field),
+    };
+    format!(
+        "CREATE UNIQUE INDEX IF NOT EXISTS {} ON {} ({column})",
+        quote(&unique_index(model, field)),
+        quote(model)
+    )
+}
+
+/// `ALTER INDEX … RENAME TO …` on PostgreSQL, which keeps an index through renames of its table
+/// and column; SQLite has no such statement, so its index is dropped and made again.
+pub fn rename_unique_index(
+    backend: Backend,
+    (model, field): (&str, &str),
+    (to_model, to_field): (&str, &str),
+) -> Vec<String> {
+    let from = quote(&unique_index(model, field));
+    match backend {
+        Backend::Postgres => vec![format!(
+            "ALTER INDEX IF EXISTS {from} RENAME TO {}",
+            quote(&unique_index(to_model, to_field))
+        )],
+        Backend::Sqlite => vec![
+            format!("DROP INDEX IF EXISTS {from}"),
+            unique_index_statement(to_model, to_field, false),
+        ],
+    }
 }
 
 /// The join table of a relation and the indexes of its two columns.

@@ -18,6 +18,7 @@ mod partners;
 pub mod plan;
 pub mod schema;
 pub mod search;
+mod unique;
 
 use std::fmt;
 
@@ -192,16 +193,22 @@ async fn within(
             }
             // Tables that existed are kept, so may be of an earlier layout.
             joins::upgrade(tx, &target.relations, backend).await?;
+            unique::upgrade(tx, target, backend).await?;
             Outcome::Created
         }
         Some(old) if old == *target => {
             // A database made before the copies existed gets them here, once; one made while
             // each join column had an index loses those the layout no longer wants; one made
-            // while each edge had an id loses them.
+            // while each edge had an id loses them; one whose unique texts were indexed as
+            // `citext` gets them indexed lowered.
             let rekeyed = joins::upgrade(tx, &target.relations, backend).await?;
             let dropped = drop_redundant_indexes(tx, target, backend).await?;
+            let reindexed = unique::upgrade(tx, target, backend).await?;
             let changed = backend == Backend::Postgres && sync_partners(tx, target, false).await?;
-            return Ok((Outcome::UpToDate, rekeyed || dropped || changed));
+            return Ok((
+                Outcome::UpToDate,
+                rekeyed || dropped || reindexed || changed,
+            ));
         }
         Some(old) => {
             let (plan, renamed) = Plan::prepare(&old, target, hints);
@@ -236,6 +243,7 @@ async fn within(
     if matches!(outcome, Outcome::Applied(_)) {
         // A new database never had them.
         drop_redundant_indexes(tx, target, backend).await?;
+        unique::upgrade(tx, target, backend).await?;
     }
     if backend == Backend::Sqlite {
         let broken = tx

@@ -90,11 +90,12 @@ pub fn push_find_row(
     columns: Option<&[usize]>,
 ) {
     push_select_columns(sql, meta, "t0", columns);
+    let f = &meta.fields[field];
     sql.push(" WHERE ")
-        .col("t0", meta.fields[field].name)
-        .push(" = ");
-    sql.param(val, &meta.fields[field]);
-    sql.push(" LIMIT 1");
+        .eq_col("t0", f)
+        .push(" = ")
+        .eq_param(val, f)
+        .push(" LIMIT 1");
 }
 
 /// For `node(id)`: the index in `models` of the model that has a node with this id, in one

@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 
 use sea_orm::DbErr;
 
-use super::layout::push_edge_insert;
+use super::layout::{lowers, push_edge_insert};
 use super::params::{LiteParam, lite_param};
 use super::row::Row;
 use super::sqlite::writer::Repeated;
@@ -180,11 +180,15 @@ pub async fn present(
                     .bind(json_texts(texts.iter().map(String::as_str)).into())
                     .push("::json) WITH ORDINALITY AS v(x, n) WHERE EXISTS (SELECT 1 FROM ")
                     .ident(meta.table)
-                    .push(" t WHERE t.")
-                    .ident(f.name)
-                    .push(" = v.x")
-                    .push(pg_cast(f))
-                    .push(")");
+                    .push(" t WHERE ")
+                    .eq_col("t", f)
+                    .push(" = ");
+                // As the column's unique index reads it ([`Sql::eq_col`]).
+                match f.unique && lowers(f.kind, f.list, Backend::Postgres) {
+                    true => sql.push("lower(v.x)"),
+                    false => sql.push("v.x").push(pg_cast(f)),
+                };
+                sql.push(")");
                 for row in tx.all(sql).await? {
                     if let Some(n) = row.int64(0)? {
                         found.push(chunk * BATCH + usize::try_from(n - 1).unwrap_or_default());

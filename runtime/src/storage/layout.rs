@@ -1,14 +1,26 @@
 //! The storage layout's names that more than one layer needs: identifiers as SQL spells them,
-//! the start of an edge's insert, and the columns PostgreSQL keeps each node's to-one partner in (made and kept by
-//! `migrate/partners.rs`, read by relation pages and written by creates).
+//! the start of an edge's insert, the columns PostgreSQL keeps each node's to-one partner in (made and kept by
+//! `migrate/partners.rs`, read by relation pages and written by creates), and which unique
+//! indexes are over lowered text.
 
 use super::Sql;
 use super::db::Backend;
-use crate::model::RelFieldMeta;
+use crate::model::{Kind, RelFieldMeta};
 
 /// `name` as a double-quoted SQL identifier.
 pub fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// Whether the unique index of a field of this kind is over its lowered text: a `String` on
+/// PostgreSQL (`citext`). `citext` compares two values by lowering both, each time, so an index
+/// on the column itself lowers both sides of every comparison in each insert's descent (the
+/// unique `citext` index took about a third of a post's insert, docs/benchmarks.md); an index on
+/// `lower(col::text)` lowers the new value once and compares texts. Its equality is `citext`'s,
+/// and so is its order, under the same collation. A look-up that is to use it compares
+/// `lower(col::text)` with `lower(…)` ([`Sql::eq_col`], [`Sql::eq_param`]).
+pub fn lowers(kind: Kind, list: bool, backend: Backend) -> bool {
+    backend == Backend::Postgres && kind == Kind::String && !list
 }
 
 /// Appends `INSERT INTO "<join>" (<own>, <other>)`: the start of every edge's insert.

@@ -120,14 +120,40 @@ impl Sql {
         self
     }
 
-    /// Appends ` IN (…)` (` NOT IN (…)` when `negate`) of the preceding column of `field` with
-    /// `vals`: a placeholder per value for a short list; for a long one, one parameter holding
-    /// them as a JSON array, so that a list of any length is one statement.
+    /// Whether equality with `field`'s column is written over lowered text, as its unique
+    /// index reads it ([`super::layout::lowers`]): a unique `String` on PostgreSQL.
+    fn lowered(&self, field: &FieldMeta) -> bool {
+        field.unique && super::layout::lowers(field.kind, field.list, self.backend)
+    }
+
+    /// Appends `alias."column"` of `field` as an equality with [`Sql::eq_param`] compares it:
+    /// `lower(alias."column"::text)` where the field's unique index is over that, so the
+    /// look-up goes through the index; the column itself otherwise.
+    pub fn eq_col(&mut self, alias: &str, field: &FieldMeta) -> &mut Self {
+        if self.lowered(field) {
+            return self.push("lower(").col(alias, field.name).push("::text)");
+        }
+        self.col(alias, field.name)
+    }
+
+    /// Appends a placeholder for `val` to compare for equality with [`Sql::eq_col`]:
+    /// `lower($n::text)` where that lowers the column, [`Sql::param`]'s otherwise.
+    pub fn eq_param(&mut self, val: &Val, field: &FieldMeta) -> &mut Self {
+        if self.lowered(field) {
+            let value = to_db(val, field, self.backend);
+            return self.push("lower(").bind(value).push("::text)");
+        }
+        self.param(val, field)
+    }
+
+    /// Appends ` IN (…)` (` NOT IN (…)` when `negate`) of the preceding [`Sql::eq_col`] of
+    /// `field` with `vals`: a placeholder per value for a short list; for a long one, one
+    /// parameter holding them as a JSON array, so that a list of any length is one statement.
     pub fn value_in(&mut self, vals: &[Val], field: &FieldMeta, negate: bool) -> &mut Self {
         self.push(if negate { " NOT IN (" } else { " IN (" });
         if vals.len() <= MAX_LISTED {
             self.join(vals, ", ", |s, v| {
-                s.param(v, field);
+                s.eq_param(v, field);
             });
             return self.push(")");
         }
@@ -137,6 +163,10 @@ impl Sql {
                 .push("SELECT value FROM json_each(")
                 .bind(param)
                 .push("))"),
+            Backend::Postgres if self.lowered(field) => self
+                .push("SELECT lower(v) FROM json_array_elements_text(")
+                .bind(param)
+                .push("::json) AS l(v))"),
             Backend::Postgres => {
                 let ty = match field.kind {
                     Kind::String => "citext",

@@ -32,6 +32,14 @@ pub fn render(cond: &Cond, meta: &ModelMeta, alias: &str, sql: &mut Sql) {
             sql.col(alias, meta.fields[*field].name);
             sql.push(if *negate { " IS NOT NULL" } else { " IS NULL" });
         }
+        Cond::Cmp {
+            field,
+            op: CmpOp::Eq,
+            val,
+        } => {
+            let f = &meta.fields[*field];
+            sql.eq_col(alias, f).push(" = ").eq_param(val, f);
+        }
         Cond::Cmp { field, op, val } => {
             let f = &meta.fields[*field];
             sql.col(alias, f.name).push(cmp_op(*op));
@@ -43,7 +51,7 @@ pub fn render(cond: &Cond, meta: &ModelMeta, alias: &str, sql: &mut Sql) {
             negate,
         } => {
             let f = &meta.fields[*field];
-            sql.col(alias, f.name).value_in(vals, f, *negate);
+            sql.eq_col(alias, f).value_in(vals, f, *negate);
         }
         Cond::Like {
             field,

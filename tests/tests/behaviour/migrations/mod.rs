@@ -13,6 +13,7 @@ use svc_runtime::storage::Db;
 use crate::support::TestDatabase;
 
 mod search;
+mod unique;
 
 pub(crate) fn field(name: &str, kind: Kind) -> Field {
     Field {

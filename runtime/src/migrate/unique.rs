@@ -1,0 +1,67 @@
+//! The unique indexes of `String` fields on PostgreSQL are over `lower(col::text)`
+//! ([`ddl::lowers`]); databases made while they were over the `citext` column itself get them
+//! made again by the next migration, in its transaction. A type change of a unique field to or
+//! from `String` makes its index again in the plan's own steps; this also puts right any index
+//! left in the other form. SQLite's indexes never change form.
+
+use std::collections::BTreeSet;
+
+use sea_orm::{ConnectionTrait, DatabaseTransaction};
+
+use super::schema::Schema;
+use super::{MigrationError, ddl, texts};
+use crate::storage::Backend;
+use crate::storage::layout::quote;
+
+/// Makes again each unique index of `schema` whose form is not the one [`ddl::lowers`] wants;
+/// whether there was one.
+pub(super) async fn upgrade(
+    tx: &DatabaseTransaction,
+    schema: &Schema,
+    backend: Backend,
+) -> Result<bool, MigrationError> {
+    if backend != Backend::Postgres {
+        return Ok(false);
+    }
+    let held: BTreeSet<String> = texts(
+        tx,
+        "SELECT indexname::text FROM pg_indexes WHERE schemaname = current_schema()",
+    )
+    .await?
+    .into_iter()
+    .collect();
+    // Those over an expression, which of the unique indexes only the lowered ones are. Read
+    // from the catalogue's columns: `pg_indexes.indexdef` would be computed for indexes of
+    // other schemas too, which fails on one that another transaction is dropping.
+    let lowered: BTreeSet<String> = texts(
+        tx,
+        "SELECT c.relname::text FROM pg_index AS i \
+         JOIN pg_class AS c ON c.oid = i.indexrelid \
+         JOIN pg_namespace AS n ON n.oid = c.relnamespace \
+         WHERE n.nspname = current_schema() AND i.indexprs IS NOT NULL",
+    )
+    .await?
+    .into_iter()
+    .collect();
+    let mut upgraded = false;
+    for model in &schema.models {
+        let id = model.id();
+        for f in model.fields.iter().filter(|f| f.unique && f.name != id) {
+            let name = ddl::unique_index(&model.name, &f.name);
+            let wanted = ddl::lowers(f.kind, f.list, backend);
+            if !held.contains(&name) || lowered.contains(&name) == wanted {
+                continue;
+            }
+            for statement in [
+                format!("DROP INDEX {}", quote(&name)),
+                ddl::unique_index_statement(&model.name, &f.name, wanted),
+            ] {
+                tx.execute_unprepared(&statement)
+                    .await
+                    .map_err(|e| MigrationError::failed(&statement, e))?;
+            }
+            upgraded = true;
+        }
+    }
+    Ok(upgraded)
+}
