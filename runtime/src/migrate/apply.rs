@@ -468,19 +468,17 @@ fn alter(after: &Model, changes: &[FieldChange]) -> Vec<String> {
                     };
                     out.push(format!("UPDATE {table} SET {col} = {v}{missing}"));
                 }
-                // A unique field whose index changes form (to or from a `String` on
-                // PostgreSQL, [`ddl::lowers`]) gets it made again after the type's change.
-                let lowered = ddl::lowers(to.kind, to.list, backend);
-                let reindexed = from.unique
-                    && to.unique
-                    && ddl::lowers(from.kind, from.list, backend) != lowered;
-                if from.unique && (!to.unique || reindexed) {
+                // A unique field whose index changes form with its type (to or from a
+                // `String` on PostgreSQL) gets it made again after the steps
+                // (`migrate::unique`).
+                if from.unique && !to.unique {
                     out.push(format!(
                         "DROP INDEX IF EXISTS {}",
                         quote(&ddl::unique_index(&after.name, &from.name))
                     ));
                 }
-                if to.unique && (!from.unique || reindexed) {
+                if to.unique && !from.unique {
+                    let lowered = ddl::lowers(to.kind, to.list, backend);
                     out.push(ddl::unique_index_statement(&after.name, &to.name, lowered));
                 }
             }

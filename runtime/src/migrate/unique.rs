@@ -1,8 +1,8 @@
 //! The unique indexes of `String` fields on PostgreSQL are over `lower(col::text)`
 //! ([`ddl::lowers`]); databases made while they were over the `citext` column itself get them
-//! made again by the next migration, in its transaction. A type change of a unique field to or
-//! from `String` makes its index again in the plan's own steps; this also puts right any index
-//! left in the other form. SQLite's indexes never change form.
+//! made again by the next migration, in its transaction; so does a unique field whose type
+//! changed to or from `String` (the type's change rebuilds its index in the old form). SQLite's
+//! indexes never change form.
 
 use std::collections::BTreeSet;
 

@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 
 use sea_orm::DbErr;
 
-use super::layout::{lowers, push_edge_insert};
+use super::layout::push_edge_insert;
 use super::params::{LiteParam, lite_param};
 use super::row::Row;
 use super::sqlite::writer::Repeated;
@@ -184,7 +184,7 @@ pub async fn present(
                     .eq_col("t", f)
                     .push(" = ");
                 // As the column's unique index reads it ([`Sql::eq_col`]).
-                match f.unique && lowers(f.kind, f.list, Backend::Postgres) {
+                match sql.lowered(f) {
                     true => sql.push("lower(v.x)"),
                     false => sql.push("v.x").push(pg_cast(f)),
                 };

@@ -15,7 +15,7 @@ pub fn quote(name: &str) -> String {
 /// Whether the unique index of a field of this kind is over its lowered text: a `String` on
 /// PostgreSQL (`citext`). `citext` compares two values by lowering both, each time, so an index
 /// on the column itself lowers both sides of every comparison in each insert's descent (the
-/// unique `citext` index took about a third of a post's insert, docs/benchmarks.md); an index on
+/// unique `citext` index took a quarter to a third of a post's insert, docs/benchmarks.md); an index on
 /// `lower(col::text)` lowers the new value once and compares texts. Its equality is `citext`'s,
 /// and so is its order, under the same collation. A look-up that is to use it compares
 /// `lower(col::text)` with `lower(…)` ([`Sql::eq_col`], [`Sql::eq_param`]).

@@ -122,7 +122,7 @@ impl Sql {
 
     /// Whether equality with `field`'s column is written over lowered text, as its unique
     /// index reads it ([`super::layout::lowers`]): a unique `String` on PostgreSQL.
-    fn lowered(&self, field: &FieldMeta) -> bool {
+    pub fn lowered(&self, field: &FieldMeta) -> bool {
         field.unique && super::layout::lowers(field.kind, field.list, self.backend)
     }
 
