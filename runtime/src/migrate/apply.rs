@@ -444,7 +444,12 @@ fn alter(after: &Model, changes: &[FieldChange]) -> Vec<String> {
                 }
                 if f.unique {
                     let lowered = ddl::lowers(f.kind, f.list, backend);
-                    out.push(ddl::unique_index_statement(&after.name, &f.name, lowered));
+                    out.push(ddl::unique_index_statement(
+                        &after.name,
+                        &f.name,
+                        lowered,
+                        backend,
+                    ));
                 }
             }
             FieldChange::Change { from, to, value } => {
@@ -479,7 +484,12 @@ fn alter(after: &Model, changes: &[FieldChange]) -> Vec<String> {
                 }
                 if to.unique && !from.unique {
                     let lowered = ddl::lowers(to.kind, to.list, backend);
-                    out.push(ddl::unique_index_statement(&after.name, &to.name, lowered));
+                    out.push(ddl::unique_index_statement(
+                        &after.name,
+                        &to.name,
+                        lowered,
+                        backend,
+                    ));
                 }
             }
         }

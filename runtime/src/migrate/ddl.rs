@@ -106,18 +106,32 @@ pub fn index_statements(model: &Model, backend: Backend) -> Vec<String> {
         .fields
         .iter()
         .filter(|f| f.unique && f.name != id)
-        .map(|f| unique_index_statement(&model.name, &f.name, lowers(f.kind, f.list, backend)))
+        .map(|f| {
+            let lowered = lowers(f.kind, f.list, backend);
+            unique_index_statement(&model.name, &f.name, lowered, backend)
+        })
         .collect()
 }
 
 /// `CREATE UNIQUE INDEX IF NOT EXISTS` over one column, or over its lowered text ([`lowers`]).
-pub fn unique_index_statement(model: &str, field: &str, lowered: bool) -> String {
+/// On PostgreSQL the index holds only the rows that have a value (`WHERE "f" IS NOT NULL`):
+/// nulls never conflict, so uniqueness is the same, and a row written without one (every
+/// version of it: an update that is not HOT adds an entry to every index) costs the index
+/// nothing. Every query that searches it compares the field with `=` or `IN`, which the planner
+/// knows holds only for values that are not null. SQLite keeps whole indexes: it walks one for
+/// an `ORDER BY` of the field, which a partial index cannot serve (PostgreSQL orders nulls
+/// first, against its B-trees' order, so never does).
+pub fn unique_index_statement(model: &str, field: &str, lowered: bool, backend: Backend) -> String {
     let column = match lowered {
         true => format!("lower({}::text)", quote(field)),
         false => quote(field),
     };
+    let only_values = match backend {
+        Backend::Postgres => format!(" WHERE {} IS NOT NULL", quote(field)),
+        Backend::Sqlite => String::new(),
+    };
     format!(
-        "CREATE UNIQUE INDEX IF NOT EXISTS {} ON {} ({column})",
+        "CREATE UNIQUE INDEX IF NOT EXISTS {} ON {} ({column}){only_values}",
         quote(&unique_index(model, field)),
         quote(model)
     )
@@ -138,7 +152,7 @@ pub fn rename_unique_index(
         )],
         Backend::Sqlite => vec![
             format!("DROP INDEX IF EXISTS {from}"),
-            unique_index_statement(to_model, to_field, false),
+            unique_index_statement(to_model, to_field, false, Backend::Sqlite),
         ],
     }
 }

@@ -7,9 +7,9 @@
 //!
 //! Where a join column is unique (the field on that side is to-one, so each of its nodes has at
 //! most one partner), that side's table gets a column `__<join table>_<other column>` holding
-//! the node's partner, and an index on `(partner, id)`. A page of the other side's to-many field
-//! then reads `WHERE t0."__<join table>_<own>" = <parent>` straight from the related table,
-//! like a foreign key.
+//! the node's partner, and an index on `(partner, id)` of the rows that have one. A page of the
+//! other side's to-many field then reads `WHERE t0."__<join table>_<own>" = <parent>` straight
+//! from the related table, like a foreign key.
 //!
 //! The join table stays the one place edges are written. Triggers on it keep the copy (insert,
 //! update and delete, including cascades, and truncate), so every writer (mutations, NDF import,
@@ -109,7 +109,19 @@ pub async fn sync(
         .map(|c| format!("{}.{}", c.table, c.column))
         .collect();
     let want_functions: BTreeSet<String> = wanted.iter().map(PartnerCopy::function).collect();
-    if !always && columns == want_columns && functions == want_functions {
+    // The partial indexes: a copy's index made before it held only the rows with a partner is
+    // made again.
+    let partial = strings(
+        tx,
+        "SELECT c.relname::text FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid \
+         WHERE c.relnamespace = to_regnamespace(current_schema()) AND i.indpred IS NOT NULL",
+    )
+    .await?;
+    let whole: Vec<&PartnerCopy> = wanted
+        .iter()
+        .filter(|c| !partial.contains(&c.column))
+        .collect();
+    if !always && columns == want_columns && functions == want_functions && whole.is_empty() {
         return Ok(false);
     }
     let schema_name = strings(tx, "SELECT current_schema()")
@@ -130,6 +142,9 @@ pub async fn sync(
                 quote(column)
             ));
         }
+    }
+    for copy in whole {
+        statements.push(format!("DROP INDEX IF EXISTS {}", quote(&copy.column)));
     }
     for copy in &wanted {
         statements.extend(copy_statements(copy, &schema_name));
@@ -157,8 +172,15 @@ fn copy_statements(copy: &PartnerCopy, schema: &str) -> Vec<String> {
     vec![
         format!("ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} TEXT COLLATE \"C\""),
         // Named by the column, which is unique across the service (a model name cannot begin
-        // with `_`), so a renamed table keeps it.
-        format!("CREATE INDEX IF NOT EXISTS {column} ON {table} ({column}, {id})"),
+        // with `_`), so a renamed table keeps it. It holds only the rows that have a partner:
+        // many nodes have none for a while or for good (an import writes nodes and lists
+        // before relations), and every version of a row that is not a HOT update would add an
+        // entry; the pages it serves look for one partner (`= parent`), which the planner
+        // knows is not null.
+        format!(
+            "CREATE INDEX IF NOT EXISTS {column} ON {table} ({column}, {id}) \
+             WHERE {column} IS NOT NULL"
+        ),
         // The copy is cleared only if it still holds the deleted edge's partner, and written
         // only if it changes, so a row is not rewritten for nothing.
         format!(

@@ -1,8 +1,9 @@
-//! The unique indexes of `String` fields on PostgreSQL are over `lower(col::text)`
-//! ([`ddl::lowers`]); databases made while they were over the `citext` column itself get them
-//! made again by the next migration, in its transaction; so does a unique field whose type
-//! changed to or from `String` (the type's change rebuilds its index in the old form). SQLite's
-//! indexes never change form.
+//! The form of the unique indexes on PostgreSQL: those of `String` fields are over
+//! `lower(col::text)` ([`ddl::lowers`]), and each holds only the rows that have a value
+//! (`WHERE col IS NOT NULL`, [`ddl::unique_index_statement`]). Databases made while they were
+//! over the `citext` column itself, or held every row, get them made again by the next
+//! migration, in its transaction; so does a unique field whose type changed to or from `String`
+//! (the type's change rebuilds its index in the old form). SQLite's indexes never change form.
 
 use std::collections::BTreeSet;
 
@@ -13,8 +14,8 @@ use super::{MigrationError, ddl, texts};
 use crate::storage::Backend;
 use crate::storage::layout::quote;
 
-/// Makes again each unique index of `schema` whose form is not the one [`ddl::lowers`] wants;
-/// whether there was one.
+/// Makes again each unique index of `schema` whose form is not the one
+/// [`ddl::unique_index_statement`] makes; whether there was one.
 pub(super) async fn upgrade(
     tx: &DatabaseTransaction,
     schema: &Schema,
@@ -30,31 +31,23 @@ pub(super) async fn upgrade(
     .await?
     .into_iter()
     .collect();
-    // Those over an expression, which of the unique indexes only the lowered ones are. Read
-    // from the catalogue's columns: `pg_indexes.indexdef` would be computed for indexes of
-    // other schemas too, which fails on one that another transaction is dropping.
-    let lowered: BTreeSet<String> = texts(
-        tx,
-        "SELECT c.relname::text FROM pg_index AS i \
-         JOIN pg_class AS c ON c.oid = i.indexrelid \
-         JOIN pg_namespace AS n ON n.oid = c.relnamespace \
-         WHERE n.nspname = current_schema() AND i.indexprs IS NOT NULL",
-    )
-    .await?
-    .into_iter()
-    .collect();
+    // Those over an expression (of the unique indexes, the lowered ones), and the partial ones.
+    let lowered = indexes_where(tx, "i.indexprs IS NOT NULL").await?;
+    let partial = indexes_where(tx, "i.indpred IS NOT NULL").await?;
     let mut upgraded = false;
     for model in &schema.models {
         let id = model.id();
         for f in model.fields.iter().filter(|f| f.unique && f.name != id) {
             let name = ddl::unique_index(&model.name, &f.name);
             let wanted = ddl::lowers(f.kind, f.list, backend);
-            if !held.contains(&name) || lowered.contains(&name) == wanted {
+            if !held.contains(&name)
+                || (lowered.contains(&name) == wanted && partial.contains(&name))
+            {
                 continue;
             }
             for statement in [
                 format!("DROP INDEX {}", quote(&name)),
-                ddl::unique_index_statement(&model.name, &f.name, wanted),
+                ddl::unique_index_statement(&model.name, &f.name, wanted, backend),
             ] {
                 tx.execute_unprepared(&statement)
                     .await
@@ -64,4 +57,20 @@ pub(super) async fn upgrade(
         }
     }
     Ok(upgraded)
+}
+
+/// The names of the current schema's indexes whose `pg_index` row meets `condition` (on `i`).
+/// Read from the catalogue's columns: `pg_indexes.indexdef` would be computed for indexes of
+/// other schemas too, which fails on one that another transaction is dropping.
+pub(super) async fn indexes_where(
+    tx: &DatabaseTransaction,
+    condition: &str,
+) -> Result<BTreeSet<String>, MigrationError> {
+    let sql = format!(
+        "SELECT c.relname::text FROM pg_index AS i \
+         JOIN pg_class AS c ON c.oid = i.indexrelid \
+         JOIN pg_namespace AS n ON n.oid = c.relnamespace \
+         WHERE n.nspname = current_schema() AND {condition}"
+    );
+    Ok(texts(tx, &sql).await?.into_iter().collect())
 }

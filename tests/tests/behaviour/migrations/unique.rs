@@ -1,9 +1,12 @@
-//! The unique indexes of `String` fields. On PostgreSQL they are over `lower(col::text)`, which
-//! is `citext`'s equality (`storage/layout.rs`, `lowers`): made so by a first migration, by a
-//! field becoming unique or a `String`, kept through renames, and made again by the next start
-//! in a database that holds them over the `citext` column. SQLite's are over the column. On
-//! both, two values that differ only in case cannot both be stored, and look-ups by the field
-//! go through its index.
+//! The unique indexes of fields. On PostgreSQL those of `String` fields are over
+//! `lower(col::text)`, which is `citext`'s equality (`storage/layout.rs`, `lowers`), and every
+//! one holds only the rows that have a value (`WHERE col IS NOT NULL`): made so by a first
+//! migration, by a field becoming unique or a `String`, kept through renames, and made again by
+//! the next start in a database that holds them in an earlier form (over the `citext` column,
+//! or over every row). SQLite's are over the column and every row. On both, two values that
+//! differ only in case cannot both be stored, and look-ups by the field go through its index.
+//! PostgreSQL's partner copies (`migrate/partners.rs`) are indexed the same way, only where a
+//! row has a partner, and their pages read that index.
 
 use sea_orm::ConnectionTrait;
 use svc_runtime::migrate::schema::{Field, Schema};
@@ -11,6 +14,8 @@ use svc_runtime::migrate::{Hints, Options, Outcome};
 use svc_runtime::model::{Kind, ModelMeta, Val};
 use svc_runtime::query::Cond;
 use svc_runtime::query::filter::CmpOp;
+use svc_runtime::query::page::Page;
+use svc_runtime::query::relation::page_statement;
 use svc_runtime::query::select::{count_sql, find_row_sql};
 use svc_runtime::storage::{Backend, Db};
 
@@ -38,30 +43,37 @@ fn people(text: &str, number: &str, number_kind: Kind) -> Schema {
 }
 
 /// Each unique index of `Person`: `<name>: lowered` when it is over `lower(…)`, `<name>: column`
-/// otherwise.
+/// otherwise, then `, values` when it holds only the rows with a value, `, every row` otherwise.
 async fn forms(db: &Db) -> Vec<String> {
     let sql = match db.backend() {
         Backend::Sqlite => {
             "SELECT name || ': ' || CASE WHEN sql LIKE '%lower(%' THEN 'lowered' ELSE 'column' END \
+             || CASE WHEN sql LIKE '% WHERE %' THEN ', values' ELSE ', every row' END \
              FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Person' AND name LIKE '%_key' \
              ORDER BY name"
         }
         Backend::Postgres => {
             "SELECT indexname || ': ' || CASE WHEN indexdef LIKE '%(lower(%' THEN 'lowered' \
-             ELSE 'column' END FROM pg_indexes WHERE schemaname = current_schema() \
+             ELSE 'column' END || CASE WHEN indexdef LIKE '% WHERE %' THEN ', values' \
+             ELSE ', every row' END FROM pg_indexes WHERE schemaname = current_schema() \
              AND tablename = 'Person' AND indexname LIKE '%\\_key' ORDER BY indexname"
         }
     };
     texts(db, sql).await.into_iter().flatten().collect()
 }
 
-/// The forms [`forms`] reads: `lowered` for the text fields on PostgreSQL, `column` otherwise.
+/// The forms [`forms`] reads: on PostgreSQL `lowered` for the text fields, `column` for the
+/// others, each of the rows with a value; on SQLite `column` of every row.
 fn expected(db: &Db, indexes: &[(&str, bool)]) -> Vec<String> {
+    let pg = db.backend() == Backend::Postgres;
     indexes
         .iter()
         .map(|(name, text)| {
-            let lowered = *text && db.backend() == Backend::Postgres;
-            format!("{name}: {}", if lowered { "lowered" } else { "column" })
+            let form = if *text && pg { "lowered" } else { "column" };
+            format!(
+                "{name}: {form}, {}",
+                if pg { "values" } else { "every row" }
+            )
         })
         .collect()
 }
@@ -72,6 +84,17 @@ async fn insert(db: &Db, id: &str, column: &str, value: &str) -> bool {
     db.execute_script(&[format!(
         "INSERT INTO \"Person\" (\"id\", \"createdAt\", \"updatedAt\", \"name\", \"{column}\") \
          VALUES ('{id}', {now}, {now}, 'Someone', '{value}')"
+    )])
+    .await
+    .is_ok()
+}
+
+/// Inserts a person without an email or a code; whether the database took it.
+async fn insert_without(db: &Db, id: &str) -> bool {
+    let now = timestamp(db);
+    db.execute_script(&[format!(
+        "INSERT INTO \"Person\" (\"id\", \"createdAt\", \"updatedAt\", \"name\") \
+         VALUES ('{id}', {now}, {now}, 'Nobody')"
     )])
     .await
     .is_ok()
@@ -123,7 +146,10 @@ db_cases! {
             ])
             .await
             .expect("the old index");
-            assert_eq!(forms(&db).await, ["Person_code_key: column", "Person_email_key: column"]);
+            assert_eq!(
+                forms(&db).await,
+                ["Person_code_key: column, values", "Person_email_key: column, every row"]
+            );
         }
         assert_eq!(migrate_to(&db, &v1, Options::default()).await, Ok(Outcome::UpToDate));
         assert_eq!(forms(&db).await, expected(&db, &[("Person_code_key", false), ("Person_email_key", true)]));
@@ -132,6 +158,31 @@ db_cases! {
             texts(&db, "SELECT \"email\" FROM \"Person\" ORDER BY \"id\"").await,
             [Some("Ada@Example.io".to_owned()), Some("bob@example.io".to_owned())]
         );
+
+        if db.backend() == Backend::Postgres {
+            // As databases made before the indexes were partial held them: lowered, over every
+            // row.
+            db.execute_script(&[
+                "DROP INDEX \"Person_email_key\"".to_owned(),
+                "CREATE UNIQUE INDEX \"Person_email_key\" ON \"Person\" (lower(\"email\"::text))".to_owned(),
+                "DROP INDEX \"Person_code_key\"".to_owned(),
+                "CREATE UNIQUE INDEX \"Person_code_key\" ON \"Person\" (\"code\")".to_owned(),
+            ])
+            .await
+            .expect("the whole indexes");
+            assert_eq!(
+                forms(&db).await,
+                ["Person_code_key: column, every row", "Person_email_key: lowered, every row"]
+            );
+            assert_eq!(migrate_to(&db, &v1, Options::default()).await, Ok(Outcome::UpToDate));
+            assert_eq!(forms(&db).await, expected(&db, &[("Person_code_key", false), ("Person_email_key", true)]));
+        }
+        // Rows without a value: as many as there are, the index holding none of them.
+        assert!(insert_without(&db, "n1").await && insert_without(&db, "n2").await);
+        assert!(!insert(&db, "p3", "email", "ada@EXAMPLE.io").await, "still unique");
+        db.execute_script(&["DELETE FROM \"Person\" WHERE \"id\" IN ('n1', 'n2')".to_owned()])
+            .await
+            .expect("delete");
 
         // `email` renamed `mail`, `code` from `Int` to `String`.
         let v2 = people("mail", "code", Kind::String);
@@ -184,9 +235,63 @@ db_cases! {
         };
         let counted = plan(&db, count_sql(Backend::Postgres, post, Some(&long))).await;
         assert!(by_index(&counted), "{counted}");
+        // A unique `ID` field, whose index is over the column.
+        let external = post.fields.iter().position(|f| f.name == "externalId").expect("externalId");
+        let eq = Cond::Cmp { field: external, op: CmpOp::Eq, val: text("x1") };
+        let counted = plan(&db, count_sql(Backend::Postgres, post, Some(&eq))).await;
+        assert!(counted.contains("Post_externalId_key"), "{counted}");
         // A field that is not unique has no such index.
         let other = Cond::Cmp { field: title, op: CmpOp::Eq, val: text("Hello") };
         let counted = plan(&db, count_sql(Backend::Postgres, post, Some(&other))).await;
         assert!(!by_index(&counted), "{counted}");
+    }
+
+    /// On PostgreSQL the index of a partner copy holds the rows that have a partner: made so,
+    /// made again so in a database holding it over every row (the copies kept), and read by a
+    /// page of the other side's to-many field.
+    async fn partner_copies_are_indexed_where_set(kind) {
+        let Some((_guard, db)) = open(kind).await else { return };
+        if db.backend() != Backend::Postgres {
+            return;
+        }
+        let compiled = Schema::of(<example_model::Service as svc_runtime::ServiceDef>::META);
+        migrate_to(&db, &compiled, Options::default()).await.expect("the example model");
+        let form = || async {
+            texts(
+                &db,
+                "SELECT CASE WHEN indexdef LIKE '% WHERE %' THEN 'partners' ELSE 'every row' END \
+                 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = '__UserPosts_A'",
+            )
+            .await
+        };
+        assert_eq!(form().await, [Some("partners".to_owned())]);
+        let now = timestamp(&db);
+        db.execute_script(&[
+            format!("INSERT INTO \"User\" (\"id\", \"createdAt\", \"updatedAt\") VALUES ('u1', {now}, {now})"),
+            format!("INSERT INTO \"Post\" (\"id\", \"createdAt\", \"updatedAt\") VALUES ('p1', {now}, {now}), ('p2', {now}, {now})"),
+            "INSERT INTO \"_UserPosts\" (\"A\", \"B\") VALUES ('u1', 'p1')".to_owned(),
+            "DROP INDEX \"__UserPosts_A\"".to_owned(),
+            "CREATE INDEX \"__UserPosts_A\" ON \"Post\" (\"__UserPosts_A\", \"id\")".to_owned(),
+        ])
+        .await
+        .expect("the data and the whole index");
+        assert_eq!(form().await, [Some("every row".to_owned())]);
+        assert_eq!(migrate_to(&db, &compiled, Options::default()).await, Ok(Outcome::UpToDate));
+        assert_eq!(form().await, [Some("partners".to_owned())]);
+        assert_eq!(
+            texts(&db, "SELECT \"__UserPosts_A\" FROM \"Post\" ORDER BY \"id\"").await,
+            [Some("u1".to_owned()), None]
+        );
+
+        // The page of `User.posts` of two users reads the partners' index.
+        let meta = <example_model::Service as svc_runtime::ServiceDef>::META;
+        let user = meta.models.iter().find(|m| m.name == "User").expect("User");
+        let posts = user.relations.iter().find(|r| r.name == "posts").expect("User.posts");
+        let page = Page::new(posts.target, None, Vec::new(), [None, Some(10), None], None, None)
+            .expect("a page");
+        let (sql, ..) = page_statement(Backend::Postgres, posts, &page, &["u1", "u2"], None, None)
+            .expect("the page's statement");
+        let read = plan(&db, sql).await;
+        assert!(read.contains("__UserPosts_A"), "{read}");
     }
 }
