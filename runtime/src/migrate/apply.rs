@@ -443,13 +443,7 @@ fn alter(after: &Model, changes: &[FieldChange]) -> Vec<String> {
                     ));
                 }
                 if f.unique {
-                    let lowered = ddl::lowers(f.kind, f.list, backend);
-                    out.push(ddl::unique_index_statement(
-                        &after.name,
-                        &f.name,
-                        lowered,
-                        backend,
-                    ));
+                    out.push(ddl::unique_index_of(&after.name, f, backend));
                 }
             }
             FieldChange::Change { from, to, value } => {
@@ -483,13 +477,7 @@ fn alter(after: &Model, changes: &[FieldChange]) -> Vec<String> {
                     ));
                 }
                 if to.unique && !from.unique {
-                    let lowered = ddl::lowers(to.kind, to.list, backend);
-                    out.push(ddl::unique_index_statement(
-                        &after.name,
-                        &to.name,
-                        lowered,
-                        backend,
-                    ));
+                    out.push(ddl::unique_index_of(&after.name, to, backend));
                 }
             }
         }

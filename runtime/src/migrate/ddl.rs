@@ -8,7 +8,7 @@
 //! reference's join tables also have an `id` per edge, which nothing reads; ours have none
 //! (databases made with one lose it: [`super::joins`]).
 
-use super::schema::{Model, Relation, Schema};
+use super::schema::{Field, Model, Relation, Schema};
 use crate::model::Kind;
 use crate::storage::bookkeeping::{EVENT_TABLE, META_TABLE, ROOT_TOKEN_TABLE, setup_lock};
 pub use crate::storage::layout::lowers;
@@ -106,11 +106,15 @@ pub fn index_statements(model: &Model, backend: Backend) -> Vec<String> {
         .fields
         .iter()
         .filter(|f| f.unique && f.name != id)
-        .map(|f| {
-            let lowered = lowers(f.kind, f.list, backend);
-            unique_index_statement(&model.name, &f.name, lowered, backend)
-        })
+        .map(|f| unique_index_of(&model.name, f, backend))
         .collect()
+}
+
+/// [`unique_index_statement`] of the unique field `field` of `model`, in the form its kind
+/// wants on `backend` ([`lowers`]).
+pub fn unique_index_of(model: &str, field: &Field, backend: Backend) -> String {
+    let lowered = lowers(field.kind, field.list, backend);
+    unique_index_statement(model, &field.name, lowered, backend)
 }
 
 /// `CREATE UNIQUE INDEX IF NOT EXISTS` over one column, or over its lowered text ([`lowers`]).

@@ -47,7 +47,7 @@ pub(super) async fn upgrade(
             }
             for statement in [
                 format!("DROP INDEX {}", quote(&name)),
-                ddl::unique_index_statement(&model.name, &f.name, wanted, backend),
+                ddl::unique_index_of(&model.name, f, backend),
             ] {
                 tx.execute_unprepared(&statement)
                     .await
@@ -62,7 +62,7 @@ pub(super) async fn upgrade(
 /// The names of the current schema's indexes whose `pg_index` row meets `condition` (on `i`).
 /// Read from the catalogue's columns: `pg_indexes.indexdef` would be computed for indexes of
 /// other schemas too, which fails on one that another transaction is dropping.
-pub(super) async fn indexes_where(
+async fn indexes_where(
     tx: &DatabaseTransaction,
     condition: &str,
 ) -> Result<BTreeSet<String>, MigrationError> {

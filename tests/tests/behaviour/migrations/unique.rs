@@ -89,6 +89,23 @@ async fn insert(db: &Db, id: &str, column: &str, value: &str) -> bool {
     .is_ok()
 }
 
+/// Makes each unique index `(name, over)` of `Person` again over `over`, of every row: the
+/// forms of earlier databases.
+async fn remake(db: &Db, indexes: &[(&str, &str)]) {
+    let statements: Vec<String> = indexes
+        .iter()
+        .flat_map(|(name, over)| {
+            [
+                format!("DROP INDEX \"{name}\""),
+                format!("CREATE UNIQUE INDEX \"{name}\" ON \"Person\" ({over})"),
+            ]
+        })
+        .collect();
+    db.execute_script(&statements)
+        .await
+        .expect("the earlier indexes");
+}
+
 /// Inserts a person without an email or a code; whether the database took it.
 async fn insert_without(db: &Db, id: &str) -> bool {
     let now = timestamp(db);
@@ -140,12 +157,7 @@ db_cases! {
 
         if db.backend() == Backend::Postgres {
             // The index as databases made before held it: over the `citext` column.
-            db.execute_script(&[
-                "DROP INDEX \"Person_email_key\"".to_owned(),
-                "CREATE UNIQUE INDEX \"Person_email_key\" ON \"Person\" (\"email\")".to_owned(),
-            ])
-            .await
-            .expect("the old index");
+            remake(&db, &[("Person_email_key", "\"email\"")]).await;
             assert_eq!(
                 forms(&db).await,
                 ["Person_code_key: column, values", "Person_email_key: column, every row"]
@@ -162,14 +174,8 @@ db_cases! {
         if db.backend() == Backend::Postgres {
             // As databases made before the indexes were partial held them: lowered, over every
             // row.
-            db.execute_script(&[
-                "DROP INDEX \"Person_email_key\"".to_owned(),
-                "CREATE UNIQUE INDEX \"Person_email_key\" ON \"Person\" (lower(\"email\"::text))".to_owned(),
-                "DROP INDEX \"Person_code_key\"".to_owned(),
-                "CREATE UNIQUE INDEX \"Person_code_key\" ON \"Person\" (\"code\")".to_owned(),
-            ])
-            .await
-            .expect("the whole indexes");
+            remake(&db, &[("Person_email_key", "lower(\"email\"::text)"), ("Person_code_key", "\"code\"")])
+                .await;
             assert_eq!(
                 forms(&db).await,
                 ["Person_code_key: column, every row", "Person_email_key: lowered, every row"]
