@@ -156,7 +156,9 @@ impl Envelope<'_> {
         } else {
             Outcome::Executed
         };
-        let types = (self.nulls, query.as_str(), operation.as_deref());
+        // The executor parsed the query too, but consumed the document.
+        let doc = async_graphql::parser::parse_query(&query).ok();
+        let types = (self.nulls, doc.as_ref(), operation.as_deref());
         (
             to_json(&render(response, self.request_id, Some(types))),
             outcome,

@@ -1,6 +1,7 @@
 //! The HTTP server: routes ([`routes`]), the client APIs' request envelope (batching, variables as
 //! object or JSON text, compiled plans, [`envelope`]), the reference's response and error shapes
-//! ([`render`]) with GraphQL null propagation ([`nulls`]), request ids, CORS, the playground page
+//! ([`render`]) with GraphQL null propagation ([`nulls`]) and the query's order of response keys
+//! ([`order`]), request ids, CORS, the playground page
 //! (GraphiQL, its files served from the binary under `/playground/`) and `/status`.
 //!
 //! The `Authorization: Bearer` header is resolved once per HTTP request (`Auth::resolve`) and
@@ -10,6 +11,7 @@ mod envelope;
 mod files;
 mod ndf;
 mod nulls;
+mod order;
 mod render;
 mod routes;
 mod sliced;
@@ -110,7 +112,7 @@ pub struct Service<S: ServiceDef> {
     pub service_id: String,
     pub alias: String,
     /// The field types of the client API, for null propagation.
-    pub(super) nulls: Nullability,
+    pub(super) nulls: Arc<Nullability>,
     /// The same for the permission schema.
     pub(super) permission_nulls: Nullability,
     /// The same for the Relay API.
@@ -197,19 +199,19 @@ impl<S: ServiceDef> Service<S> {
             .finish();
             (
                 schema,
-                Nullability::of::<relay::Query<S>, relay::Mutation<S>>(),
+                Nullability::of::<relay::Query<S>, relay::Mutation<S>, EmptySubscription>(),
             )
         });
         let system = system::schema(state.clone(), master_token);
-        let nulls = Nullability::of::<Query<S>, Mutation<S>>();
-        let permission_nulls = Nullability::of::<PermissionQuery<S>, EmptyMutation>();
+        let nulls = Arc::new(Nullability::of::<Query<S>, Mutation<S>, Subscription<S>>());
+        let permission_nulls =
+            Nullability::of::<PermissionQuery<S>, EmptyMutation, EmptySubscription>();
         Service {
             schema,
             permissions,
             system,
             service_id,
             alias,
-            nulls,
             permission_nulls,
             relay,
             relay_nulls,
@@ -224,7 +226,8 @@ impl<S: ServiceDef> Service<S> {
             closing: closing.1,
             closing_sender: Arc::new(closing.0),
             hub,
-            groups: Arc::default(),
+            groups: Arc::new(subscriptions::Groups::new(nulls.clone())),
+            nulls,
             state,
         }
     }
@@ -282,6 +285,7 @@ impl<S: ServiceDef> Service<S> {
     pub fn subscription_queries(&self) -> Arc<dyn Evaluate> {
         Arc::new(SubscriptionQueries {
             schema: self.schema.clone(),
+            nulls: self.nulls.clone(),
             parsed: std::sync::Mutex::default(),
         })
     }
@@ -298,9 +302,10 @@ impl<S: ServiceDef> Service<S> {
 /// [`Evaluate`] through the Simple API's schema: the query runs as a subscription given the
 /// event ([`OneEvent`]) rather than listening, so it answers exactly what a subscriber with every
 /// permission would be sent for the event.
-/// Each query is parsed once.
+/// Each query is parsed once. The answer's entries come in the query's order ([`order`]).
 struct SubscriptionQueries<S: ServiceDef> {
     schema: Schema<Query<S>, Mutation<S>, Subscription<S>>,
+    nulls: Arc<Nullability>,
     parsed: std::sync::Mutex<
         std::collections::HashMap<&'static str, async_graphql::parser::types::ExecutableDocument>,
     >,
@@ -321,8 +326,8 @@ impl<S: ServiceDef> Evaluate for SubscriptionQueries<S> {
                     },
                 }
             };
-            if let Some(doc) = parsed {
-                request.set_parsed_query(doc);
+            if let Some(doc) = &parsed {
+                request.set_parsed_query(doc.clone());
             }
             let mut responses = self.schema.execute_stream(request);
             let Some(response) = responses.next().await else {
@@ -333,9 +338,11 @@ impl<S: ServiceDef> Evaluate for SubscriptionQueries<S> {
                     response.errors.into_iter().map(|e| e.message).collect();
                 return Err(messages.join("; "));
             }
-            serde_json::to_value(&response.data)
-                .map(Some)
-                .map_err(|e| e.to_string())
+            let mut data = serde_json::to_value(&response.data).map_err(|e| e.to_string())?;
+            if let Some(doc) = &parsed {
+                order::restore(&self.nulls, doc, None, &mut data);
+            }
+            Ok(Some(data))
         })
     }
 }

@@ -4,30 +4,51 @@
 //! `data` null). [`Nullability`] knows every field's type, and [`propagate`] walks an error's
 //! path through the query to find where the `null` lands.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use async_graphql::parser::types::{
     DocumentOperations, ExecutableDocument, OperationType, Selection, SelectionSet,
 };
 use async_graphql::registry::{MetaType, Registry};
-use async_graphql::{ObjectType, OutputType, PathSegment};
+use async_graphql::{ObjectType, OutputType, PathSegment, SubscriptionType};
 
-/// The declared type (`"[Post!]!"`) of every field of every object and interface type.
+/// The declared type (`"[Post!]!"`) of every field of every object and interface type, and
+/// which types are object types and which object types each interface and union stands for
+/// (for [`super::order`]'s fragments).
 #[derive(Debug, Default)]
 pub struct Nullability {
     fields: HashMap<String, HashMap<String, String>>,
+    objects: HashSet<String>,
+    /// Sorted, so that a choice among them is the same every time.
+    possible: HashMap<String, Vec<String>>,
     query: String,
     mutation: String,
+    subscription: String,
 }
 
 impl Nullability {
-    /// The types reachable from the roots `Q` and `M`.
-    pub fn of<Q: ObjectType, M: ObjectType>() -> Nullability {
+    /// The types reachable from the roots `Q`, `M` and `S`.
+    pub fn of<Q: ObjectType, M: ObjectType, S: SubscriptionType>() -> Nullability {
         let mut registry = Registry::default();
         let query = <Q as OutputType>::create_type_info(&mut registry);
         let mutation = <M as OutputType>::create_type_info(&mut registry);
+        let subscription = S::create_type_info(&mut registry);
         let mut fields = HashMap::new();
+        let mut objects = HashSet::new();
+        let mut possible = HashMap::new();
         for (name, ty) in &registry.types {
+            match ty {
+                MetaType::Object { .. } => {
+                    objects.insert(name.clone());
+                }
+                MetaType::Interface { possible_types, .. }
+                | MetaType::Union { possible_types, .. } => {
+                    let mut types: Vec<String> = possible_types.iter().cloned().collect();
+                    types.sort();
+                    possible.insert(name.clone(), types);
+                }
+                _ => {}
+            }
             let map = match ty {
                 MetaType::Object { fields, .. } | MetaType::Interface { fields, .. } => fields
                     .iter()
@@ -39,16 +60,60 @@ impl Nullability {
         }
         Nullability {
             fields,
+            objects,
+            possible,
             query: query.trim_end_matches('!').to_owned(),
             mutation: mutation.trim_end_matches('!').to_owned(),
+            subscription: subscription.trim_end_matches('!').to_owned(),
         }
     }
 
-    fn field_type(&self, parent: &str, field: &str) -> Option<&str> {
+    pub(super) fn field_type(&self, parent: &str, field: &str) -> Option<&str> {
         if field == "__typename" {
             return Some("String!");
         }
         self.fields.get(parent)?.get(field).map(String::as_str)
+    }
+
+    /// The query root's type name.
+    pub(super) fn query(&self) -> &str {
+        &self.query
+    }
+
+    /// The mutation root's type name.
+    pub(super) fn mutation(&self) -> &str {
+        &self.mutation
+    }
+
+    /// The subscription root's type name.
+    pub(super) fn subscription(&self) -> &str {
+        &self.subscription
+    }
+
+    /// Whether `ty` is an object type (not an interface, a union or a scalar).
+    pub(super) fn is_object(&self, ty: &str) -> bool {
+        self.objects.contains(ty)
+    }
+
+    /// The object type named `name`, as these types hold its name.
+    pub(super) fn object_name(&self, name: &str) -> Option<&str> {
+        self.objects.get(name).map(String::as_str)
+    }
+
+    /// Whether the interface or union `abstract_ty` stands for the object type `object`.
+    pub(super) fn is_possible(&self, abstract_ty: &str, object: &str) -> bool {
+        self.possible
+            .get(abstract_ty)
+            .is_some_and(|types| types.iter().any(|t| t == object))
+    }
+
+    /// The object types the interface or union `abstract_ty` stands for, by name.
+    pub(super) fn possible_types(&self, abstract_ty: &str) -> impl Iterator<Item = &str> {
+        self.possible
+            .get(abstract_ty)
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
     }
 }
 
@@ -61,7 +126,7 @@ fn strip(ty: &str) -> (bool, &str) {
 }
 
 /// The named type inside list and non-null wrappers.
-fn named(ty: &str) -> &str {
+pub(super) fn named(ty: &str) -> &str {
     ty.trim_start_matches('[').trim_end_matches(['!', ']'])
 }
 
@@ -205,23 +270,17 @@ fn set_null(data: &mut serde_json::Value, path: &[PathSegment]) {
 }
 
 /// Moves the `null` of every failed non-null field up to where GraphQL puts it (the failed
-/// fields themselves are already `null` in `data`).
+/// fields themselves are already `null` in `data`). `doc` is the query, parsed (`None` when it
+/// does not parse, and then each `null` stays where it is).
 pub fn propagate(
     types: &Nullability,
-    query: &str,
+    doc: Option<&ExecutableDocument>,
     operation: Option<&str>,
     data: &mut serde_json::Value,
     errors: &[async_graphql::ServerError],
 ) {
-    let mut failed = errors.iter().filter(|e| !e.path.is_empty()).peekable();
-    if failed.peek().is_none() {
-        // The common case: nothing to move, and no need to parse the query again.
-        return;
-    }
-    let doc = async_graphql::parser::parse_query(query).ok();
-    for e in failed {
+    for e in errors.iter().filter(|e| !e.path.is_empty()) {
         let len = doc
-            .as_ref()
             .and_then(|doc| landing(types, doc, operation, &e.path))
             .unwrap_or(e.path.len());
         if len == 0 {

@@ -3,20 +3,25 @@
 //! requires) and field errors carrying `code` and `requestId`, internal failures saying only
 //! "Whoops".
 
+use async_graphql::parser::types::ExecutableDocument;
 use async_graphql::{PathSegment, Pos, Response, ServerError, Value};
 use serde::Serialize;
 
 use super::nulls::{self, Nullability};
+use super::order;
 use crate::model::{FUNCTION_ERROR, INTERNAL};
 
 /// Renders an executed request: validation errors without `data` or `code`; otherwise `data`
 /// (with failed fields `null`) and field errors carrying `code` and `requestId`.
-/// `types` (the field types, the query and the operation's name) lets a failed non-null field
-/// null its parent as GraphQL requires; without it, only the failed field is `null`.
+/// `types` (the field types, the query parsed, `None` when it does not parse, and the
+/// operation's name) lets a failed non-null field
+/// null its parent as GraphQL requires, and puts every object's entries in the query's order
+/// ([`order`]); without it, only the failed field is `null`, and entries stay in the order in
+/// which the executor's fields completed.
 pub(super) fn render(
     response: Response,
     request_id: &str,
-    types: Option<(&Nullability, &str, Option<&str>)>,
+    types: Option<(&Nullability, Option<&ExecutableDocument>, Option<&str>)>,
 ) -> serde_json::Value {
     if rejected(&response) {
         let errors: Vec<_> = response
@@ -38,8 +43,13 @@ pub(super) fn render(
     for e in &response.errors {
         null_at_path(&mut data, &e.path);
     }
-    if let Some((nulls, query, operation)) = types {
-        nulls::propagate(nulls, query, operation, &mut data, &response.errors);
+    if let Some((nulls, doc, operation)) = types
+        && data.is_object()
+    {
+        nulls::propagate(nulls, doc, operation, &mut data, &response.errors);
+        if let Some(doc) = doc {
+            order::restore(nulls, doc, operation, &mut data);
+        }
     }
     let mut out = serde_json::Map::new();
     out.insert("data".to_owned(), data);

@@ -16,12 +16,14 @@ use actix_ws::Session;
 use async_graphql::Response;
 use async_graphql::futures_util::stream::BoxStream;
 use async_graphql::futures_util::{FutureExt, StreamExt};
+use async_graphql::parser::types::ExecutableDocument;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::{Outgoing, queue};
 use crate::auth::Principal;
+use crate::http::nulls::Nullability;
 use crate::http::render::render;
 
 /// What makes subscriptions share a group.
@@ -35,9 +37,10 @@ pub(crate) struct GroupKey {
 }
 
 /// The groups of one service, and what they have done.
-#[derive(Default)]
 pub(crate) struct Groups {
     map: Mutex<HashMap<GroupKey, Arc<Group>>>,
+    /// The field types of the service's Simple API, with which payloads are rendered.
+    nulls: Arc<Nullability>,
     /// Open subscription sockets.
     pub sockets: AtomicUsize,
     /// Payloads resolved (one per event per group).
@@ -67,6 +70,18 @@ impl Drop for AddressSlot {
 }
 
 impl Groups {
+    /// No groups yet, for the Simple API whose field types are `nulls`.
+    pub(crate) fn new(nulls: Arc<Nullability>) -> Groups {
+        Groups {
+            map: Mutex::default(),
+            nulls,
+            sockets: AtomicUsize::default(),
+            evaluations: AtomicU64::default(),
+            messages: AtomicU64::default(),
+            addresses: Arc::default(),
+        }
+    }
+
     /// A place for one more socket from `ip`; `None` when `max` are open (0: no bound).
     pub(crate) fn admit(&self, ip: IpAddr, max: usize) -> Option<AddressSlot> {
         let mut addresses = self.addresses.lock().unwrap_or_else(|e| e.into_inner());
@@ -85,6 +100,8 @@ impl Groups {
 /// One group: its members, and whether its stream has ended.
 struct Group {
     key: GroupKey,
+    /// The key's query, parsed: its payloads' entries are put in its order.
+    doc: Option<ExecutableDocument>,
     members: Mutex<Members>,
     ended: AtomicBool,
     /// The task that runs the stream; aborted when the last member leaves (which lets go of
@@ -190,6 +207,7 @@ impl Groups {
             });
         }
         let group = Arc::new(Group {
+            doc: async_graphql::parser::parse_query(&key.query).ok(),
             key: key.clone(),
             members: Mutex::default(),
             ended: AtomicBool::new(false),
@@ -246,7 +264,12 @@ async fn run(groups: Arc<Groups>, group: Arc<Group>, mut stream: BoxStream<'stat
             break;
         };
         groups.evaluations.fetch_add(1, Ordering::Relaxed);
-        let payload = render(response, "", None).to_string();
+        let types = (
+            &*groups.nulls,
+            group.doc.as_ref(),
+            group.key.operation.as_deref(),
+        );
+        let payload = render(response, "", Some(types)).to_string();
         let mut members = lock(&group.members);
         let before = members.list.len();
         members.list.retain(|m| {

@@ -85,6 +85,12 @@ db_cases! {
             } }),
             "{event}"
         );
+        // In the query's order, though `node` is read after the others are known.
+        let keys: Vec<&String> = event["data"]["Order"]
+            .as_object()
+            .map(|o| o.keys().collect())
+            .unwrap_or_default();
+        assert_eq!(keys, ["mutation", "node", "previousValues", "updatedFields"], "{event}");
         let context = &event["context"];
         assert_eq!(context["auth"], Value::Null, "{context}");
         assert_eq!(context["request"]["sourceIp"], "");

@@ -37,6 +37,84 @@ db_tests! {
         );
     }
 
+    /// Every object's entries come in the order in which the query selects them (GraphQL
+    /// §7.2.2), however the executor's fields complete: relation fields read through the
+    /// dataloader after a `__typename` selected below them, a root list after a root
+    /// `__typename`, a failed field's `null`, fragments spread in the middle, and `node(id)`'s
+    /// type conditions (with and without `__typename`). The compiled plans answer in the same
+    /// order.
+    async fn response_keys_follow_the_query(srv) {
+        let posts = four_posts(srv).await;
+        srv.data(&format!(
+            r#"mutation {{ createComment(text: "c", postId: "{}") {{ id }} }}"#,
+            posts.alpha
+        ))
+        .await;
+        let keys = |v: &Value| -> Vec<String> {
+            v.as_object()
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default()
+        };
+        // `@include` keeps these queries on the executor: plans take no directives.
+        let nested = "{ allPosts(first: 2) @include(if: true) { id title _categoriesMeta { count } \
+                      comments(first: 1) { id } __typename ...Tail } \
+                      __typename _allPostsMeta { count } } \
+                      fragment Tail on Post { categories { id } slug }";
+        for _ in 0..3 {
+            let res = srv.gql(nested).await;
+            assert_eq!(
+                keys(&res["data"]),
+                ["allPosts", "__typename", "_allPostsMeta"],
+                "{res}"
+            );
+            for post in res["data"]["allPosts"].as_array().expect("a list") {
+                assert_eq!(
+                    keys(post),
+                    ["id", "title", "_categoriesMeta", "comments", "__typename", "categories", "slug"],
+                    "{res}"
+                );
+            }
+        }
+
+        // The executor leaves a failed field out; its `null` goes back in its place.
+        let failed = srv.gql("{ Post { id } allPosts(first: 1) { slug } }").await;
+        assert_eq!(failed["errors"][0]["code"], 3000, "{failed}");
+        assert_eq!(keys(&failed["data"]), ["Post", "allPosts"], "{failed}");
+
+        // An interface: the fragments that apply to the node's own type, whether or not the
+        // query asks for `__typename`.
+        for typename in ["", "__typename"] {
+            let q = format!(
+                "{{ node(id: {:?}) {{ ... on Category {{ id name }} {typename} \
+                 ... on Post {{ comments(first: 1) {{ text }} title id }} }} }}",
+                posts.alpha
+            );
+            let res = srv.gql(&q).await;
+            let mut want = vec!["comments", "title", "id"];
+            if !typename.is_empty() {
+                want.insert(0, "__typename");
+            }
+            assert_eq!(keys(&res["data"]["node"]), want, "{res}");
+        }
+
+        // The same selections through a compiled plan (the second request of a text).
+        let plain = "{ allPosts(first: 2) { id title _categoriesMeta { count } comments(first: 1) { id } \
+                     __typename } __typename _allPostsMeta { count } }";
+        for _ in 0..2 {
+            let res = srv.gql(plain).await;
+            assert_eq!(
+                keys(&res["data"]),
+                ["allPosts", "__typename", "_allPostsMeta"],
+                "{res}"
+            );
+            assert_eq!(
+                keys(&res["data"]["allPosts"][0]),
+                ["id", "title", "_categoriesMeta", "comments", "__typename"],
+                "{res}"
+            );
+        }
+    }
+
     /// An array of requests is run as a batch and answered with an array, in order.
     async fn batch_in_batch_out(srv) {
         four_posts(srv).await;

@@ -209,6 +209,25 @@ db_tests! {
         assert_eq!(next(&mut ws).await, None, "the socket closes");
     }
 
+    /// A payload's entries come in the order in which the subscription selects them, though
+    /// `node` and its relation fields are read after `mutation` is known.
+    async fn payload_keys_follow_the_query(srv) {
+        let mut ws = legacy(srv, json!({})).await;
+        let query = "subscription { Post(filter: { mutation_in: [CREATED] }) { node { slug comments { text } __typename } mutation previousValues { slug } } }";
+        start(&mut ws, json!("s1"), query).await;
+        sync(&mut ws).await;
+        mutate(srv, r#"mutation { createPost(slug: "p1", title: "One") { id } }"#).await;
+        let payload = data(&mut ws, &json!("s1")).await;
+        let keys = |v: &Value| -> Vec<String> {
+            v.as_object()
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default()
+        };
+        let post = &payload["data"]["Post"];
+        assert_eq!(keys(post), ["node", "mutation", "previousValues"], "{payload}");
+        assert_eq!(keys(&post["node"]), ["slug", "comments", "__typename"], "{payload}");
+    }
+
     /// `graphql-subscriptions` (v0.5): `init_success`, `subscription_success`, events as
     /// `subscription_data`, `subscription_end`, `keepalive`; its failures.
     async fn graphql_subscriptions_protocol(srv) {
