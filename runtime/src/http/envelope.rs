@@ -2,6 +2,7 @@
 //! them), variables as an object or as JSON text, each request answered by its compiled plan
 //! when it has one that applies, or by the executor, and rendered in the reference's shapes.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -145,24 +146,31 @@ impl Envelope<'_> {
             .data(Whitelist::default());
         let query = request.query.clone();
         let response = schema.execute(request).await;
-        // Errors without a path are the document's (syntax, validation, operation choice).
-        if let (Some(plans), Some((plan, doc))) = (self.plans, learned)
-            && response.errors.iter().all(|e| !e.path.is_empty())
-        {
-            plans.insert(&query, operation.as_deref(), plan, doc);
-        }
         let outcome = if rejected(&response) {
             Outcome::Rejected
         } else {
             Outcome::Executed
         };
-        // The executor parsed the query too, but consumed the document.
-        let doc = async_graphql::parser::parse_query(&query).ok();
-        let types = (self.nulls, doc.as_ref(), operation.as_deref());
-        (
-            to_json(&render(response, self.request_id, Some(types))),
-            outcome,
-        )
+        // The query's document, which the executor consumed: the one kept for the text or
+        // just learned, else parsed again.
+        let parsed: Option<Cow<'_, ExecutableDocument>> = match (&document, &learned) {
+            (Some(doc), _) => Some(Cow::Borrowed(&**doc)),
+            (None, Some((_, Some(doc)))) => Some(Cow::Borrowed(doc)),
+            _ => async_graphql::parser::parse_query(&query)
+                .ok()
+                .map(Cow::Owned),
+        };
+        let types = (self.nulls, parsed.as_deref(), operation.as_deref());
+        let errors_at_fields = response.errors.iter().all(|e| !e.path.is_empty());
+        let out = to_json(&render(response, self.request_id, Some(types)));
+        drop(parsed);
+        // Errors without a path are the document's (syntax, validation, operation choice).
+        if let (Some(plans), Some((plan, doc))) = (self.plans, learned)
+            && errors_at_fields
+        {
+            plans.insert(&query, operation.as_deref(), plan, doc);
+        }
+        (out, outcome)
     }
 
     /// Runs `plan`; `None` when the executor must answer. The statements of a run that gives
