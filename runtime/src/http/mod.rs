@@ -111,7 +111,8 @@ pub struct Service<S: ServiceDef> {
     pub system: SystemSchema,
     pub service_id: String,
     pub alias: String,
-    /// The field types of the client API, for null propagation.
+    /// The field types of the client API, for null propagation and the order of keys (also
+    /// in subscription payloads).
     pub(super) nulls: Arc<Nullability>,
     /// The same for the permission schema.
     pub(super) permission_nulls: Nullability,
