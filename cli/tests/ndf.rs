@@ -178,12 +178,18 @@ struct Service {
     dir: tempfile::TempDir,
     home: tempfile::TempDir,
     _db: TestDb,
+    /// The server's file store; after the server (fields drop in order).
+    _store: tempfile::TempDir,
 }
 
 impl Service {
     /// `None` outside CI when PostgreSQL is unreachable.
     fn start(db: Db, export_page_limit: usize) -> Option<Service> {
         let database = TestDb::create(db)?;
+        let store = tempfile::Builder::new()
+            .prefix("svc-files-ndf-")
+            .tempdir()
+            .expect("a file store");
         let options = svc_runtime::Options {
             port: 0,
             database_url: Some(database.url.clone()),
@@ -192,12 +198,7 @@ impl Service {
             secret: Some(SECRET.into()),
             master_token: Some(MASTER_TOKEN.into()),
             export_page_limit,
-            file_store: Some(
-                std::env::temp_dir()
-                    .join(format!("svc-files-ndf-{}", unique()))
-                    .display()
-                    .to_string(),
-            ),
+            file_store: Some(store.path().display().to_string()),
             ..Default::default()
         };
         let running = svc_runtime::spawn::<example_model::Service>(options)
@@ -237,6 +238,7 @@ impl Service {
             dir,
             home,
             _db: database,
+            _store: store,
         })
     }
 

@@ -610,6 +610,32 @@ async fn prepare_database(conn: &mut sqlx::PgConnection) {
 }
 
 /// A name unique across processes and across the servers of one process.
+/// A folder for a server's files under the temporary directory, named `<prefix>-<unique>`, and
+/// removed with everything in it when dropped: declare it before the server that uses it, so
+/// that it goes after the server.
+pub struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    pub fn new(prefix: &str) -> ScratchDir {
+        ScratchDir(std::env::temp_dir().join(format!("{prefix}-{}", unique_name())))
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+
+    /// Its path as text (a `--file-store` value).
+    pub fn location(&self) -> String {
+        self.0.display().to_string()
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 fn unique_name() -> String {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);

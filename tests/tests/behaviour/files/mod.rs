@@ -51,7 +51,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{SERVICE_ID, Server, is_cuid};
+use crate::support::{SERVICE_ID, ScratchDir, Server, is_cuid};
 
 /// One part of a `multipart/form-data` body.
 struct Part<'a> {
@@ -583,7 +583,7 @@ db_cases! {
         let Some(database) = crate::support::TestDatabase::create(db).await else { return };
         // The 150 MiB object goes whether the test passes or not.
         let (store, served) = served_with_store(&database.url, &format!("memory-{db:?}"));
-        let store = &store.0;
+        let store = store.path();
         // One small upload first, so that what every request allocates once is in `before`.
         let (status, _) = stream_upload(served.port, 1000).await;
         assert_eq!(status, 200);
@@ -654,13 +654,9 @@ db_cases! {
 
 /// The real binary on a local store of its own, in a folder named after `name` that goes with
 /// the returned guard (declared before the server, so dropped after it).
-fn served_with_store(
-    database_url: &str,
-    name: &str,
-) -> (RemovedOnDrop, crate::auth::secret::Served) {
-    let store = std::env::temp_dir().join(format!("svc-files-{name}-{}", std::process::id()));
-    let removed = RemovedOnDrop(store.clone());
-    let store_text = store.display().to_string();
+fn served_with_store(database_url: &str, name: &str) -> (ScratchDir, crate::auth::secret::Served) {
+    let removed = ScratchDir::new(&format!("svc-files-{name}"));
+    let store_text = removed.location();
     let served = crate::auth::secret::Served::start_with(
         database_url,
         Some(crate::support::SECRET),
@@ -701,14 +697,6 @@ pub(crate) async fn settles(
 }
 
 /// A folder removed with everything in it when this is dropped, also when a test panics.
-struct RemovedOnDrop(std::path::PathBuf);
-
-impl Drop for RemovedOnDrop {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// Where a server with the store `store` keeps the object of the file with `secret`.
 fn object_path_in(store: &Path, secret: &str) -> std::path::PathBuf {
     store.join(SERVICE_ID).join(secret)

@@ -134,9 +134,9 @@ db_cases! {
     /// functions need it and how to name the binary.
     async fn without_node_the_server_does_not_start(db) {
         let Some(database) = crate::support::TestDatabase::create(db).await else { return };
-        let store = std::env::temp_dir().join(format!("svc-no-node-{}", std::process::id()));
+        let store = crate::support::ScratchDir::new("svc-no-node");
         let mut options =
-            crate::support::options(&database.url, super::ID, "functions", store.display().to_string());
+            crate::support::options(&database.url, super::ID, "functions", store.location());
         options.node = "/nonexistent/bin/node".to_owned();
         let started = tokio::task::spawn_blocking(move || {
             svc_runtime::spawn::<super::service::Service>(options)

@@ -12,7 +12,7 @@ mod subscriptions;
 
 use serde_json::{Value, json};
 
-use crate::support::{Db, TestDatabase, decode_claims};
+use crate::support::{Db, ScratchDir, TestDatabase, decode_claims};
 
 /// The service of these tests.
 mod service {
@@ -28,6 +28,8 @@ struct Functions {
     port: u16,
     options: svc_runtime::Options,
     _database: TestDatabase,
+    /// The service's file store; after the server (fields drop in order).
+    _store: ScratchDir,
 }
 
 impl Functions {
@@ -49,9 +51,8 @@ impl Functions {
         }
         receiver::start();
         let database = TestDatabase::create(db).await?;
-        let store = std::env::temp_dir().join(format!("svc-functions-{}", std::process::id()));
-        let mut options =
-            crate::support::options(&database.url, ID, "functions", store.display().to_string());
+        let store = ScratchDir::new("svc-functions");
+        let mut options = crate::support::options(&database.url, ID, "functions", store.location());
         // Failed server-side subscription deliveries are attempted again soon.
         options.function_backoff_ms = 200;
         // A JavaScript handler that allocates without bound reaches the limit soon.
@@ -63,6 +64,7 @@ impl Functions {
             client: reqwest::Client::new(),
             options,
             _database: database,
+            _store: store,
         })
     }
 

@@ -223,9 +223,8 @@ db_cases! {
     /// message naming the function and the problem.
     async fn a_subscription_query_that_does_not_fit_stops_the_start(db) {
         let Some(database) = crate::support::TestDatabase::create(db).await else { return };
-        let store = std::env::temp_dir().join(format!("svc-bad-query-{}", std::process::id()));
-        let options =
-            crate::support::options(&database.url, "bad-query", "bad", store.display().to_string());
+        let store = crate::support::ScratchDir::new("svc-bad-query");
+        let options = crate::support::options(&database.url, "bad-query", "bad", store.location());
         let started =
             tokio::task::spawn_blocking(move || svc_runtime::spawn::<bad_query::Service>(options))
                 .await

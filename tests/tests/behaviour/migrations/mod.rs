@@ -414,19 +414,23 @@ db_cases! {
     async fn serve_migrates_at_start(kind) {
         let Some((guard, db)) = open(kind).await else { return };
         let compiled = Schema::of(<example_model::Service as svc_runtime::ServiceDef>::META);
-        let spawn = |url: String| async move {
-            let options = svc_runtime::Options {
-                port: 0,
-                database_url: Some(url),
-                service_id: Some("migrating".into()),
-                alias: Some("migrating".into()),
-                secret: Some("svc-test-secret-0123456789abcdef".into()),
-                file_store: Some(std::env::temp_dir().join("svc-files-migrating").display().to_string()),
-                ..Default::default()
-            };
-            tokio::task::spawn_blocking(move || svc_runtime::spawn::<example_model::Service>(options))
-                .await
-                .expect("the spawning thread panicked")
+        let store = crate::support::ScratchDir::new("svc-files-migrating");
+        let spawn = |url: String| {
+            let file_store = store.location();
+            async move {
+                let options = svc_runtime::Options {
+                    port: 0,
+                    database_url: Some(url),
+                    service_id: Some("migrating".into()),
+                    alias: Some("migrating".into()),
+                    secret: Some("svc-test-secret-0123456789abcdef".into()),
+                    file_store: Some(file_store),
+                    ..Default::default()
+                };
+                tokio::task::spawn_blocking(move || svc_runtime::spawn::<example_model::Service>(options))
+                    .await
+                    .expect("the spawning thread panicked")
+            }
         };
         // The database was last migrated to an older model, without `Post.rating`.
         let mut older = compiled.clone();
