@@ -7,7 +7,8 @@
 use std::collections::{HashMap, HashSet};
 
 use async_graphql::parser::types::{
-    DocumentOperations, ExecutableDocument, OperationType, Selection, SelectionSet,
+    DocumentOperations, ExecutableDocument, Field, OperationDefinition, OperationType, Selection,
+    SelectionSet,
 };
 use async_graphql::registry::{MetaType, Registry};
 use async_graphql::{ObjectType, OutputType, PathSegment, SubscriptionType};
@@ -75,19 +76,27 @@ impl Nullability {
         self.fields.get(parent)?.get(field).map(String::as_str)
     }
 
-    /// The query root's type name.
-    pub(super) fn query(&self) -> &str {
-        &self.query
-    }
-
-    /// The mutation root's type name.
-    pub(super) fn mutation(&self) -> &str {
-        &self.mutation
-    }
-
-    /// The subscription root's type name.
-    pub(super) fn subscription(&self) -> &str {
-        &self.subscription
+    /// The operation `operation` of `doc` (its only one when no name is given) and the name of
+    /// its root type.
+    pub(super) fn operation<'d>(
+        &'d self,
+        doc: &'d ExecutableDocument,
+        operation: Option<&str>,
+    ) -> Option<(&'d OperationDefinition, &'d str)> {
+        let op = match (&doc.operations, operation) {
+            (DocumentOperations::Single(op), _) => &op.node,
+            (DocumentOperations::Multiple(ops), Some(name)) => &ops.get(name)?.node,
+            (DocumentOperations::Multiple(ops), None) if ops.len() == 1 => {
+                &ops.values().next()?.node
+            }
+            _ => return None,
+        };
+        let root = match op.ty {
+            OperationType::Query => &self.query,
+            OperationType::Mutation => &self.mutation,
+            OperationType::Subscription => &self.subscription,
+        };
+        Some((op, root))
     }
 
     /// Whether `ty` is an object type (not an interface, a union or a scalar).
@@ -138,17 +147,10 @@ pub fn landing(
     operation: Option<&str>,
     path: &[PathSegment],
 ) -> Option<usize> {
-    let op = match (&doc.operations, operation) {
-        (DocumentOperations::Single(op), _) => &op.node,
-        (DocumentOperations::Multiple(ops), Some(name)) => &ops.get(name)?.node,
-        (DocumentOperations::Multiple(ops), None) if ops.len() == 1 => &ops.values().next()?.node,
-        _ => return None,
-    };
-    let root = match op.ty {
-        OperationType::Query => types.query.as_str(),
-        OperationType::Mutation => types.mutation.as_str(),
-        OperationType::Subscription => return None,
-    };
+    let (op, root) = types.operation(doc, operation)?;
+    if op.ty == OperationType::Subscription {
+        return None;
+    }
     let mut sets: Vec<(&SelectionSet, String)> = vec![(&op.selection_set.node, root.to_owned())];
     let mut current = String::new();
     let mut non_null = Vec::with_capacity(path.len());
@@ -201,16 +203,31 @@ fn collect<'d>(
     key: &str,
     out: &mut Vec<Found<'d>>,
 ) {
+    fields(doc, set, parent, &|_| true, &mut |f, on| {
+        if f.response_key().node.as_str() == key {
+            out.push(Found {
+                parent: on.to_owned(),
+                name: f.name.node.as_str(),
+                set: &f.selection_set.node,
+            });
+        }
+    });
+}
+
+/// Calls `visit` with every field `set` selects on the type `parent`, in order, with the type
+/// it is selected on, spreading the fragments whose type condition `applies` accepts.
+pub(super) fn fields<'d: 'p, 'p>(
+    doc: &'d ExecutableDocument,
+    set: &'d SelectionSet,
+    parent: &'p str,
+    applies: &dyn Fn(&str) -> bool,
+    visit: &mut dyn FnMut(&'d Field, &'p str),
+) {
     for item in &set.items {
-        match &item.node {
+        let (inner, on) = match &item.node {
             Selection::Field(f) => {
-                if f.node.response_key().node.as_str() == key {
-                    out.push(Found {
-                        parent: parent.to_owned(),
-                        name: f.node.name.node.as_str(),
-                        set: &f.node.selection_set.node,
-                    });
-                }
+                visit(&f.node, parent);
+                continue;
             }
             Selection::InlineFragment(frag) => {
                 let on = frag
@@ -218,14 +235,20 @@ fn collect<'d>(
                     .type_condition
                     .as_ref()
                     .map_or(parent, |c| c.node.on.node.as_str());
-                collect(doc, &frag.node.selection_set.node, on, key, out);
+                (&frag.node.selection_set.node, on)
             }
             Selection::FragmentSpread(spread) => {
-                if let Some(def) = doc.fragments.get(&spread.node.fragment_name.node) {
-                    let on = def.node.type_condition.node.on.node.as_str();
-                    collect(doc, &def.node.selection_set.node, on, key, out);
+                match doc.fragments.get(&spread.node.fragment_name.node) {
+                    Some(def) => (
+                        &def.node.selection_set.node,
+                        def.node.type_condition.node.on.node.as_str(),
+                    ),
+                    None => continue,
                 }
             }
+        };
+        if applies(on) {
+            fields(doc, inner, on, applies, visit);
         }
     }
 }

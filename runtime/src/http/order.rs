@@ -6,11 +6,9 @@
 //! `render`, lands last. [`restore`] walks `data` beside the query and puts every object's
 //! entries back in the query's order.
 
-use async_graphql::parser::types::{
-    DocumentOperations, ExecutableDocument, OperationType, Selection, SelectionSet,
-};
+use async_graphql::parser::types::{ExecutableDocument, SelectionSet};
 
-use super::nulls::{Nullability, named};
+use super::nulls::{Nullability, fields, named};
 
 /// Puts the entries of every object in `data` in the order in which the operation `operation`
 /// of `doc` selects them. Entries the query does not select (none are expected) keep their
@@ -21,22 +19,8 @@ pub fn restore(
     operation: Option<&str>,
     data: &mut serde_json::Value,
 ) {
-    let op = match (&doc.operations, operation) {
-        (DocumentOperations::Single(op), _) => &op.node,
-        (DocumentOperations::Multiple(ops), Some(name)) => match ops.get(name) {
-            Some(op) => &op.node,
-            None => return,
-        },
-        (DocumentOperations::Multiple(ops), None) if ops.len() == 1 => match ops.values().next() {
-            Some(op) => &op.node,
-            None => return,
-        },
-        _ => return,
-    };
-    let root = match op.ty {
-        OperationType::Query => types.query(),
-        OperationType::Mutation => types.mutation(),
-        OperationType::Subscription => types.subscription(),
+    let Some((op, root)) = types.operation(doc, operation) else {
+        return;
     };
     let walk = Walk { types, doc };
     walk.value(data, &[&op.selection_set.node], root);
@@ -152,69 +136,31 @@ impl<'d> Walk<'d> {
         ty: &'d str,
         concrete: Option<&str>,
     ) -> Vec<Key<'d>> {
-        let mut keys = Vec::new();
+        let applies = |condition: &str| match concrete {
+            Some(object) => object == condition || self.types.is_possible(condition, object),
+            None => true,
+        };
+        let mut keys: Vec<Key<'d>> = Vec::new();
         for set in sets {
-            self.collect_set(set, ty, concrete, &mut keys);
+            fields(self.doc, set, ty, &applies, &mut |f, parent| {
+                let key = f.response_key().node.as_str();
+                let at = match keys.iter().position(|k| k.key == key) {
+                    Some(at) => at,
+                    None => {
+                        keys.push(Key {
+                            key,
+                            name: f.name.node.as_str(),
+                            parent,
+                            sets: Vec::new(),
+                        });
+                        keys.len() - 1
+                    }
+                };
+                if !f.selection_set.node.items.is_empty() {
+                    keys[at].sets.push(&f.selection_set.node);
+                }
+            });
         }
         keys
-    }
-
-    fn collect_set(
-        &self,
-        set: &'d SelectionSet,
-        parent: &'d str,
-        concrete: Option<&str>,
-        keys: &mut Vec<Key<'d>>,
-    ) {
-        for item in &set.items {
-            match &item.node {
-                Selection::Field(f) => {
-                    let key = f.node.response_key().node.as_str();
-                    let sub = &f.node.selection_set.node;
-                    let at = match keys.iter().position(|k| k.key == key) {
-                        Some(at) => at,
-                        None => {
-                            keys.push(Key {
-                                key,
-                                name: f.node.name.node.as_str(),
-                                parent,
-                                sets: Vec::new(),
-                            });
-                            keys.len() - 1
-                        }
-                    };
-                    if !sub.items.is_empty() {
-                        keys[at].sets.push(sub);
-                    }
-                }
-                Selection::InlineFragment(frag) => {
-                    let on = frag
-                        .node
-                        .type_condition
-                        .as_ref()
-                        .map_or(parent, |c| c.node.on.node.as_str());
-                    if self.applies(concrete, on) {
-                        self.collect_set(&frag.node.selection_set.node, on, concrete, keys);
-                    }
-                }
-                Selection::FragmentSpread(spread) => {
-                    if let Some(def) = self.doc.fragments.get(&spread.node.fragment_name.node) {
-                        let on = def.node.type_condition.node.on.node.as_str();
-                        if self.applies(concrete, on) {
-                            self.collect_set(&def.node.selection_set.node, on, concrete, keys);
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// Whether a fragment on `condition` applies to an object of type `concrete` (to any object
-    /// when its type is not known).
-    fn applies(&self, concrete: Option<&str>, condition: &str) -> bool {
-        match concrete {
-            Some(ty) => ty == condition || self.types.is_possible(condition, ty),
-            None => true,
-        }
     }
 }
