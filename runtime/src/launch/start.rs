@@ -11,7 +11,7 @@ use crate::engine::{Functions, Observer, State};
 use crate::events::{EventBus, LocalBus, PgBus};
 use crate::files::{Cleanup, Files};
 use crate::functions::Invoker;
-use crate::functions::node::{NodeOptions, NodePool};
+use crate::functions::node::{NodeOptions, NodePool, worker_environment};
 use crate::functions::subscriptions::{Deliverer, Outbox, Retry};
 use crate::http::{Closing, Service, SocketTimes, bind};
 use crate::migrate::{self, Hints, MigrationError, Outcome, Schema, ddl};
@@ -216,6 +216,7 @@ pub async fn start<S: ServiceDef>(
                 binary: options.node.clone(),
                 workers: options.node_workers,
                 memory_mb: options.node_memory_mb,
+                environment: worker_environment(std::env::vars_os()),
             };
             let pool = NodePool::start(node).await.map_err(|e| {
                 StartError::Functions(format!(

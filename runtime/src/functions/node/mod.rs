@@ -12,6 +12,7 @@
 //!   invocation gets the failure, with the end of what the worker wrote to standard error.
 
 use std::collections::VecDeque;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -30,7 +31,7 @@ const MARK: &str = "\u{1e}svc:";
 const STDERR_TAIL: usize = 2000;
 
 /// How the pool runs Node.js.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct NodeOptions {
     /// The `node` binary.
     pub binary: String,
@@ -38,6 +39,36 @@ pub struct NodeOptions {
     pub workers: usize,
     /// Each worker's heap limit in megabytes (`--max-old-space-size`).
     pub memory_mb: u32,
+    /// The workers' whole environment (`worker_environment` of the server's).
+    pub environment: Vec<(OsString, OsString)>,
+}
+
+impl std::fmt::Debug for NodeOptions {
+    /// Without the environment's values, which may hold credentials.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NodeOptions")
+            .field("binary", &self.binary)
+            .field("workers", &self.workers)
+            .field("memory_mb", &self.memory_mb)
+            .field(
+                "environment",
+                &format!("{} variables", self.environment.len()),
+            )
+            .finish()
+    }
+}
+
+/// The environment of the Node.js workers: the server's, without its own settings (`SVC_*`:
+/// the secret that signs every token, the master token, the database's URL). Handlers are the
+/// service's code, but the npm packages they load run with them, and none of them needs the
+/// keys to the whole service; what a handler needs comes from its `environment:` in `svc.yml`.
+pub fn worker_environment(
+    server: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Vec<(OsString, OsString)> {
+    server
+        .into_iter()
+        .filter(|(name, _)| !name.to_string_lossy().starts_with("SVC_"))
+        .collect()
 }
 
 /// What a JavaScript handler's invocation came to.
@@ -105,6 +136,8 @@ impl NodePool {
             .arg("--no-warnings")
             .arg("-e")
             .arg(WORKER)
+            .env_clear()
+            .envs(self.options.environment.iter().cloned())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -324,6 +357,7 @@ mod tests {
             binary: "node".to_owned(),
             workers,
             memory_mb: 64,
+            environment: worker_environment(std::env::vars_os()),
         })
         .await
         .expect("Node.js is on the PATH")
@@ -406,6 +440,48 @@ mod tests {
         let missing = dir.join("missing.js");
         let ran = pool.invoke(&missing, &[], &json!({}), second).await;
         assert!(ran.outcome.unwrap_err().contains("Cannot find module"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The server's own settings (`SVC_*`) do not reach a handler's `process.env`; the rest of
+    /// its environment does.
+    #[tokio::test]
+    async fn handlers_do_not_see_the_servers_settings() {
+        if !node_present() {
+            return;
+        }
+        let pool = NodePool::start(NodeOptions {
+            binary: "node".to_owned(),
+            workers: 1,
+            memory_mb: 64,
+            environment: worker_environment(std::env::vars_os().chain([
+                ("SVC_SECRET".into(), "the secret".into()),
+                ("SVC_DATABASE_URL".into(), "postgres://x".into()),
+                ("HANDLER_SETTING".into(), "seen".into()),
+            ])),
+        })
+        .await
+        .expect("Node.js is on the PATH");
+        let dir = std::env::temp_dir().join(format!("svc-node-env-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a directory");
+        let env = module(
+            &dir,
+            "env.js",
+            "module.exports = () => ({ data: Object.keys(process.env).filter(k => k.startsWith('SVC_') || k === 'HANDLER_SETTING' || k === 'PATH').sort() });",
+        );
+        let ran = pool
+            .invoke(
+                &env,
+                &[("SVC_OWN", "from svc.yml")],
+                &json!({}),
+                Duration::from_secs(5),
+            )
+            .await;
+        assert_eq!(
+            ran.outcome,
+            Ok(json!({"data": ["HANDLER_SETTING", "PATH", "SVC_OWN"]})),
+            "a handler's own `environment:` still comes through, whatever its names"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
