@@ -1,5 +1,5 @@
 //! The image-operation grammar: the Image API's path after a file's secret (`500x300`,
-//! `500x300!`, `500x`, `x300`, `10x20:300x200`, `photo.png`, docs/files.md), split on `/` and
+//! `500x300!`, `500x`, `x300`, `10x20:300x200`, `photo.png`, docs/api/files.md), split on `/` and
 //! read by `svc_runtime::files::images::ops::parse`, as the route reads it.
 //!
 //! What a parsed address asks for must be within the API's bounds: every size and crop side

@@ -1,4 +1,4 @@
-//! NDF documents (docs/ndf.md): a fuzzed body POSTed as an admin to the example service's
+//! NDF documents (docs/api/ndf.md): a fuzzed body POSTed as an admin to the example service's
 //! `/import` (or, with a first line `#export`, to `/export`) over HTTP, on a SQLite database
 //! that keeps what earlier inputs imported. No answer may be a 5xx or the internal error, and
 //! every answer must be JSON: `[]`, the failing elements, or the request's error.
