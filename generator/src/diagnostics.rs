@@ -13,6 +13,7 @@ use crate::source::{Sources, Span};
 pub struct Diagnostic {
     /// Where the problem is; `None` only when no file is involved at all.
     pub span: Option<Span>,
+    /// The text shown after `error:` (the reference's text verbatim where it has one).
     pub message: String,
     /// The reference's error code (for example 2008, 2011, 4050), where it defines one.
     pub code: Option<u32>,
@@ -41,11 +42,13 @@ impl Diagnostic {
         }
     }
 
+    /// The same problem with the error code `code` (shown as `error[code]:`).
     pub fn with_code(mut self, code: u32) -> Self {
         self.code = Some(code);
         self
     }
 
+    /// The same problem with a `= help:` line saying what to do.
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self
@@ -59,10 +62,12 @@ pub struct Diagnostics {
 }
 
 impl Diagnostics {
+    /// An empty list.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Adds a problem at the end.
     pub fn push(&mut self, diagnostic: Diagnostic) {
         self.items.push(diagnostic);
     }
@@ -74,22 +79,27 @@ impl Diagnostics {
         &mut self.items[last]
     }
 
+    /// Adds every problem of `other` at the end, in its order.
     pub fn extend(&mut self, other: Diagnostics) {
         self.items.extend(other.items);
     }
 
+    /// Whether no problem was found.
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
 
+    /// The number of problems.
     pub fn len(&self) -> usize {
         self.items.len()
     }
 
+    /// The problems in their current order (that of [`Diagnostics::sort`] once it has run).
     pub fn iter(&self) -> impl Iterator<Item = &Diagnostic> {
         self.items.iter()
     }
 
+    /// The problems as a vector, in their current order.
     pub fn into_vec(self) -> Vec<Diagnostic> {
         self.items
     }

@@ -18,7 +18,11 @@ use crate::syntax::sdl;
 /// A service that passed every check.
 #[derive(Debug)]
 pub struct Loaded {
+    /// The validated model, with JavaScript handlers' module directory set (relative to
+    /// `CARGO_MANIFEST_DIR` when `svc.yml` lies under it).
     pub model: Valid<Model>,
+    /// The files read (`svc.yml`, the types files, the permission query files, the resolvers'
+    /// schema files and the subscriptions' query files), by the paths diagnostics show.
     pub sources: Sources,
     /// Every file read (absolute paths), for `cargo:rerun-if-changed`.
     pub inputs: Vec<PathBuf>,
@@ -27,7 +31,9 @@ pub struct Loaded {
 /// A service with problems. `Display` renders all of them.
 #[derive(Debug)]
 pub struct Failure {
+    /// The files that were read, which the diagnostics point into.
     pub sources: Sources,
+    /// Every problem found, sorted by position.
     pub diagnostics: Diagnostics,
 }
 

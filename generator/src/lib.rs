@@ -7,10 +7,9 @@
 //! A service is an ordinary crate with `svc-runtime` as dependency, `svc-generator` as build
 //! dependency, and this `build.rs`:
 //!
-//! ```text
-//! fn main() {
-//!     svc_generator::build("svc.yml");
-//! }
+//! ```no_run
+//! // build.rs: the whole of `fn main`
+//! svc_generator::build("svc.yml");
 //! ```
 //!
 //! `src/lib.rs` includes the result with `include!(concat!(env!("OUT_DIR"), "/svc.rs"));` and
@@ -24,6 +23,9 @@
 //!
 //! Entry point of the front end: [`frontend::load`]; of the emitters: [`emit::generate`]. Data flow: [`source`] → [`syntax`] → [`model::validate`] →
 //! [`model::Valid`]`<`[`model::Model`]`>`; every problem on the way is a [`diagnostics::Diagnostic`].
+
+// Every public item is documented; CI (clippy with `-D warnings`, and `cargo doc`) holds it so.
+#![warn(missing_docs)]
 
 pub mod diagnostics;
 pub mod emit;
@@ -47,9 +49,12 @@ pub enum Error {
     /// The model has problems; the text lists every one with its position.
     #[error("{0}")]
     Model(Box<frontend::Failure>),
+    /// The generated code could not be written to `OUT_DIR`.
     #[error("cannot write `{path}`: {source}")]
     Write {
+        /// The file that could not be written (`<out_dir>/svc.rs`).
         path: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
 }

@@ -45,8 +45,11 @@ static SYSTEM_FILE: LazyLock<SourceFile> = LazyLock::new(|| SourceFile {
 /// A range of bytes `start..end` in one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Span {
+    /// The file the span lies in.
     pub file: FileId,
+    /// The byte offset of the first byte covered.
     pub start: u32,
+    /// The byte offset just past the last byte covered (`start` for an empty span).
     pub end: u32,
 }
 
@@ -72,6 +75,7 @@ impl Span {
 pub struct SourceFile {
     /// The path as given, relative to the service directory (for example `types.graphql`).
     pub path: PathBuf,
+    /// The file's whole content.
     pub text: String,
 }
 
@@ -82,6 +86,7 @@ pub struct Sources {
 }
 
 impl Sources {
+    /// No files yet (the system types are always there, as [`FileId::SYSTEM`]).
     pub fn new() -> Self {
         Self::default()
     }
@@ -96,6 +101,8 @@ impl Sources {
         id
     }
 
+    /// The file `id`: [`SYSTEM_TYPES`] for [`FileId::SYSTEM`], `None` for an id this list did
+    /// not give out.
     pub fn get(&self, id: FileId) -> Option<&SourceFile> {
         if id == FileId::SYSTEM {
             return Some(&SYSTEM_FILE);

@@ -20,6 +20,46 @@
 //! ```
 //!
 //! Generated code reaches this crate only through [`__codegen`].
+//!
+//! # Example
+//!
+//! What a service writes against this crate itself are its functions' Rust handlers
+//! (`handler: { rust: crate::functions::hello }` in `svc.yml`, docs/functions.md): an
+//! `async fn(Event<D>) -> FunctionResult<O>`, whose types the generator writes into the
+//! service's module `handlers` (here written by hand):
+//!
+//! ```no_run
+//! use svc_runtime::functions::{Event, FunctionError, FunctionResult};
+//! use svc_runtime::functions::rust::Handler;
+//!
+//! // `handlers::HelloArgs` and `handlers::HelloPayload`, for the resolver
+//! // `hello(name: String): HelloPayload` of the function's schema extension.
+//! pub struct HelloArgs {
+//!     pub name: Option<String>,
+//! }
+//! pub struct HelloPayload {
+//!     pub message: String,
+//! }
+//!
+//! /// The resolver `hello`: `{ hello(name: "Ada") { message } }`.
+//! pub async fn hello(event: Event<HelloArgs>) -> FunctionResult<HelloPayload> {
+//!     let name = event.data.name.unwrap_or_else(|| "World".to_owned());
+//!     if name.len() > 100 {
+//!         // The client gets 5001 `function execution error: the name is too long`.
+//!         return Err(FunctionError::from("the name is too long"));
+//!     }
+//!     Ok(Some(HelloPayload {
+//!         message: format!("Hello {name}"),
+//!     }))
+//! }
+//!
+//! // What the generated glue checks when the service builds: `hello` is a handler of this type.
+//! fn check<H: Handler<(), HelloArgs, HelloPayload>>(_: H) {}
+//! check(hello);
+//! ```
+
+// Every public item is documented; CI (clippy with `-D warnings`, and `cargo doc`) holds it so.
+#![warn(missing_docs)]
 
 pub mod api;
 pub mod auth;

@@ -40,6 +40,9 @@
 //! # }
 //! ```
 
+// Every public item is documented; CI (clippy with `-D warnings`, and `cargo doc`) holds it so.
+#![warn(missing_docs)]
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -49,17 +52,24 @@ pub enum Error {
     /// The event has no `context.svc` (nor `context.graphcool`) with the service's endpoints.
     #[error("the event has no service context: {0}")]
     NoContext(String),
+    /// The request could not be sent, or its response could not be read (no connection, a
+    /// timeout, a body cut short).
     #[error("the request to {url} failed: {source}")]
     Http {
+        /// The endpoint the request was sent to.
         url: String,
+        /// The HTTP client's error.
         #[source]
         source: reqwest::Error,
     },
     /// The response was not a GraphQL response.
     #[error("{url} answered {status}: {body}")]
     Response {
+        /// The endpoint the request was sent to.
         url: String,
+        /// The response's HTTP status code.
         status: u16,
+        /// The start of the response's body: its first 500 characters.
         body: String,
     },
     /// The response carried errors (the `errors` array as sent).
@@ -70,9 +80,15 @@ pub enum Error {
 /// The endpoints of a service.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Endpoints {
+    /// The URL of the service's Simple API (`http://host:port/simple/v1/<service id>`).
     pub simple: String,
+    /// The URL of the service's Relay API (`http://host:port/relay/v1/<service id>`).
     pub relay: String,
+    /// The URL of the System API (`http://host:port/system`), shared by every service of the
+    /// server.
     pub system: String,
+    /// The WebSocket URL of the service's subscriptions
+    /// (`ws://host:port/subscriptions/v1/<service id>`).
     pub subscriptions: String,
 }
 
@@ -127,6 +143,9 @@ pub fn from_event<E: Serialize>(event: &E) -> Result<Svc, Error> {
 }
 
 impl Svc {
+    /// A client of the service `service_id` at `endpoints`. Every request carries `token` as
+    /// `Authorization: Bearer` (`None`: anonymous requests); `service_id` is the service
+    /// [`Svc::generate_node_token`] names.
     pub fn new(endpoints: Endpoints, service_id: &str, token: Option<String>) -> Svc {
         Svc {
             endpoints,
@@ -136,10 +155,13 @@ impl Svc {
         }
     }
 
+    /// The endpoints requests go to.
     pub fn endpoints(&self) -> &Endpoints {
         &self.endpoints
     }
 
+    /// The id of the service (in an event: its `serviceId`, or `projectId` in the original
+    /// service's shape).
     pub fn service_id(&self) -> &str {
         &self.service_id
     }

@@ -1,7 +1,7 @@
 //! Emitters: one module per artifact, each a function from the validated model to tokens.
 //!
 //! Emitters see only `&Valid<Model>` and an [`EmitCx`]. Every path in the output goes through
-//! [`rt`] (`__rt`, the runtime's `__codegen` facade, imported by its absolute path in every
+//! `rt()` (`__rt`, the runtime's `__codegen` facade, imported by its absolute path in every
 //! generated module; names starting with `__` are reserved in GraphQL, so no model type can
 //! shadow it) or `::core`/`::std`, so the code compiles whatever the including crate imports,
 //! even under `#![no_implicit_prelude]`. Generated code is thin: data tables, typed records and

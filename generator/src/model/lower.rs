@@ -25,25 +25,31 @@ use crate::syntax::sdl::{SdlFile, span_in};
 /// An object type definition (`type X …`) of some types file.
 #[derive(Debug, Clone, Copy)]
 pub struct ObjectDecl<'a> {
+    /// The types file it is written in.
     pub file: FileId,
+    /// The definition as parsed.
     pub def: &'a Node<ObjectTypeDefinition>,
 }
 
 /// An enum definition of some types file.
 #[derive(Debug, Clone, Copy)]
 pub struct EnumDecl<'a> {
+    /// The types file it is written in.
     pub file: FileId,
+    /// The definition as parsed.
     pub def: &'a Node<EnumTypeDefinition>,
 }
 
 /// What a field's named type refers to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
+    /// A built-in scalar (which wins over a user type of the same name).
     Scalar(ScalarType),
     /// Index into [`Ast::enums`].
     Enum(usize),
     /// Index into [`Ast::objects`].
     Object(usize),
+    /// No scalar, enum or object type has the name.
     Unknown,
 }
 
@@ -52,6 +58,7 @@ pub enum Target {
 pub struct Shape<'a> {
     /// The innermost named type.
     pub name: &'a str,
+    /// `[…]`: a list type.
     pub list: bool,
     /// `!` on the outer type (`T!` or `[…]!`).
     pub non_null: bool,
@@ -62,6 +69,7 @@ pub struct Shape<'a> {
 }
 
 impl<'a> Shape<'a> {
+    /// The shape of a field's type as written.
     pub fn of(ty: &'a Type) -> Self {
         let (list, non_null, inner) = match ty {
             Type::Named(n) => {
@@ -116,8 +124,12 @@ impl<'a> Shape<'a> {
 /// All types files seen as one schema, in concatenation order.
 #[derive(Debug)]
 pub struct Ast<'a> {
+    /// The parsed types files, in concatenation order.
     pub files: &'a [SdlFile],
+    /// Every object type definition (`type X …`, with `@model` or not), in document order;
+    /// a name defined twice appears twice.
     pub objects: Vec<ObjectDecl<'a>>,
+    /// Every enum definition, in document order; a name defined twice appears twice.
     pub enums: Vec<EnumDecl<'a>>,
     /// First definition of each object type name.
     object_index: HashMap<&'a str, usize>,
@@ -126,6 +138,7 @@ pub struct Ast<'a> {
 }
 
 impl<'a> Ast<'a> {
+    /// The view of `files`, with the object types and enums of every file indexed.
     pub fn new(files: &'a [SdlFile]) -> Self {
         let mut ast = Self {
             files,

@@ -1,7 +1,7 @@
 //! The one intermediate representation every emitter reads: a service's data model after lowering
 //! and validation.
 //!
-//! Only [`validate`](crate::model::validate) constructs a [`Valid<Model>`]; emitters take
+//! Only [`validate`] constructs a [`Valid<Model>`]; emitters take
 //! `&Valid<Model>` and never look at the AST, the files or the environment. Items are addressed by
 //! typed ids ([`TypeId`], [`EnumId`], [`RelationId`]) that index the vectors of [`Model`], so the
 //! order of everything is the document order of the user's files, which keeps output deterministic.
@@ -70,18 +70,22 @@ pub struct Model {
 /// One `type X @model { … }`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TypeDef {
+    /// The type's name as declared (`Post`), unique among types and enums.
     pub name: String,
     /// `@rename(oldName:)`, kept for migrations.
     pub old_name: Option<String>,
     /// Every declared field in declaration order, system fields included where declared.
     pub fields: Vec<Field>,
+    /// The type's name in its types file.
     pub span: Span,
 }
 
 /// One field of a model type.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Field {
+    /// The field's name as declared (`title`), unique within its type.
     pub name: String,
+    /// What the field holds: a scalar, an enum value, or related nodes.
     pub kind: FieldKind,
     /// `T!` on a non-list field. Lists (scalar or relation) are never required, as the reference says.
     pub required: bool,
@@ -100,6 +104,7 @@ pub struct Field {
     /// `@relation(onDelete:)`: what deleting a node of the declaring type does to the nodes this
     /// field reaches. Always [`OnDelete::SetNull`] on scalar and enum fields.
     pub on_delete: OnDelete,
+    /// The whole field definition in its types file.
     pub span: Span,
 }
 
@@ -139,10 +144,15 @@ impl OnDelete {
 /// What a field holds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum FieldKind {
+    /// A value of a built-in scalar type.
     Scalar(ScalarType),
+    /// A value of one of the model's enums.
     Enum(EnumId),
+    /// The nodes this field reaches through a relation.
     Relation {
+        /// The relation the field is a side of.
         relation: RelationId,
+        /// The type at the other end (the field's own type for a self relation).
         target: TypeId,
     },
 }
@@ -150,12 +160,19 @@ pub enum FieldKind {
 /// The built-in scalar types of the data model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ScalarType {
+    /// `ID`: a node's id, carried as a string.
     Id,
+    /// `String`: text.
     String,
+    /// `Int`: a 32-bit signed integer.
     Int,
+    /// `Float`: a 64-bit floating-point number.
     Float,
+    /// `Boolean`: `true` or `false`.
     Boolean,
+    /// `DateTime`: an instant, written as an ISO 8601 string.
     DateTime,
+    /// `Json`: a JSON object or array.
     Json,
 }
 
@@ -191,9 +208,13 @@ impl ScalarType {
 /// A literal from `@defaultValue` or `@migrationValue`, converted to the field's type.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DefaultValue {
+    /// A value of a `String` or `ID` field.
     String(String),
+    /// A value of an `Int` field.
     Int(i32),
+    /// A value of a `Float` field.
     Float(f64),
+    /// A value of a `Boolean` field.
     Boolean(bool),
     /// Normalised to `YYYY-MM-DDTHH:MM:SS.sssZ`.
     DateTime(String),
@@ -201,15 +222,20 @@ pub enum DefaultValue {
     Enum(String),
     /// Canonical JSON text of an object or array.
     Json(String),
+    /// The value of a list field: its items, each converted to the item type, in order.
     List(Vec<DefaultValue>),
 }
 
 /// One `enum E { … }`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EnumDef {
+    /// The enum's name as declared (`Status`), unique among types and enums.
     pub name: String,
+    /// `@rename(oldName:)`, kept for migrations.
     pub old_name: Option<String>,
+    /// The value names, in declaration order.
     pub values: Vec<String>,
+    /// The enum's name in its types file.
     pub span: Span,
 }
 
@@ -229,6 +255,7 @@ pub struct Relation {
 /// One end of a relation: the field that declares it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RelationEnd {
+    /// The type that declares the field.
     pub ty: TypeId,
     /// Index of the field in [`TypeDef::fields`].
     pub field: usize,
@@ -237,19 +264,27 @@ pub struct RelationEnd {
 /// How many nodes each side of a relation connects to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cardinality {
+    /// Neither field is a list: each node is connected to at most one node.
     OneToOne,
+    /// One field is a list and the other is not.
     OneToMany,
+    /// Both fields are lists (or the single field of a self relation is one).
     ManyToMany,
 }
 
 /// One entry of `permissions:` in `svc.yml`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Permission {
+    /// The `operation:` value as written: `*`, `Type.read|create|update|delete` or
+    /// `Relation.connect|disconnect|*`.
     pub operation: String,
+    /// `authenticated: true`: the permission applies only to requests with a valid token.
     pub authenticated: bool,
     /// The `query:` value as written (`./file.graphql` or `./file.graphql:OperationName`).
     pub query: Option<String>,
+    /// `fields:`: the fields the permission is limited to; empty for the whole type.
     pub fields: Vec<String>,
+    /// The whole entry in `svc.yml`.
     pub span: Span,
     /// What `operation` names, resolved against the model.
     pub target: PermissionTarget,
@@ -264,11 +299,19 @@ pub enum PermissionTarget {
     /// `operation: "*"`: everything, for everybody.
     All,
     /// `Type.read|create|update|delete`.
-    Type { ty: TypeId, op: TypeOperation },
+    Type {
+        /// The model type.
+        ty: TypeId,
+        /// The operation allowed on its nodes.
+        op: TypeOperation,
+    },
     /// `Relation.connect|disconnect|*`.
     Relation {
+        /// The relation.
         relation: RelationId,
+        /// Whether it allows connecting nodes (`connect` or `*`).
         connect: bool,
+        /// Whether it allows disconnecting nodes (`disconnect` or `*`).
         disconnect: bool,
     },
 }
@@ -276,9 +319,13 @@ pub enum PermissionTarget {
 /// The operation of a type permission.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TypeOperation {
+    /// `read`: reading nodes and their fields.
     Read,
+    /// `create`: creating nodes.
     Create,
+    /// `update`: updating nodes.
     Update,
+    /// `delete`: deleting nodes.
     Delete,
 }
 
@@ -312,13 +359,21 @@ pub struct ExistsCall {
 /// An argument value of a permission query: a constant, or a variable the server supplies.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PermissionValue {
+    /// `null`.
     Null,
+    /// An integer literal.
     Int(i64),
+    /// A float literal.
     Float(f64),
+    /// A string literal.
     String(String),
+    /// `true` or `false`.
     Boolean(bool),
+    /// An enum value, by name.
     Enum(String),
+    /// A list; a single value where the argument's type is a list becomes a one-item list.
     List(Vec<PermissionValue>),
+    /// An input object: its fields' names and values, in the order written.
     Object(Vec<(String, PermissionValue)>),
     /// Index into [`PermissionQuery::vars`].
     Var(usize),
@@ -329,6 +384,7 @@ pub enum PermissionValue {
 pub struct PermissionVar {
     /// Without the `$`.
     pub name: String,
+    /// What the server sets it to.
     pub source: VarSource,
 }
 
@@ -360,8 +416,11 @@ pub enum VarSource {
 /// One entry of `functions:` in `svc.yml`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Function {
+    /// The function's name: its key under `functions:`.
     pub name: String,
+    /// Its `type:` and what it applies to.
     pub kind: FunctionKind,
+    /// How it runs.
     pub handler: Handler,
     /// `timeout:` in milliseconds, when given.
     pub timeout_ms: Option<u64>,
@@ -378,15 +437,21 @@ pub enum FunctionKind {
     Resolver(Resolver),
     /// `operationBefore` (`before`) or `operationAfter` of `op` on the model `ty`.
     Hook {
+        /// `operationBefore` (else `operationAfter`).
         before: bool,
+        /// The model of `operation: Type.op`.
         ty: TypeId,
+        /// The operation: create, update or delete (never read).
         op: TypeOperation,
     },
     /// A server-side subscription: the path of its query file, as written in `svc.yml`, the
     /// query, and the model its one field selects.
     Subscription {
+        /// The `query:` value of `svc.yml`: the query file's path as written.
         query: String,
+        /// The query file's whole text.
         text: String,
+        /// The model whose events invoke the function.
         ty: TypeId,
         /// The response key of the query's one field (its alias, or the model's name).
         key: String,
@@ -400,6 +465,7 @@ pub enum FunctionKind {
 pub struct Selected {
     /// The alias, or the field's name.
     pub key: String,
+    /// The field's name.
     pub name: String,
     /// What it selects in turn; empty for a leaf.
     pub children: Vec<Selected>,
@@ -422,10 +488,13 @@ impl FunctionKind {
 pub struct Resolver {
     /// `extend type Mutation` (else `Query`).
     pub mutation: bool,
+    /// The name of the field added to `Query` or `Mutation`.
     pub field: String,
+    /// The field's arguments, in declaration order.
     pub args: Vec<ResolverField>,
     /// The payload type's name.
     pub payload: String,
+    /// The payload type's fields, in declaration order.
     pub payload_fields: Vec<ResolverField>,
     /// `[P!]` or `[P!]!`.
     pub list: bool,
@@ -436,29 +505,40 @@ pub struct Resolver {
 /// An argument of a resolver's field, or a field of its payload: scalars only.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResolverField {
+    /// The argument's or field's name.
     pub name: String,
+    /// Its scalar type (of the items, for a list).
     pub scalar: ScalarType,
     /// `[S!]`.
     pub list: bool,
+    /// `S!` or `[S!]!`.
     pub required: bool,
 }
 
 /// A function's handler.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Handler {
+    /// `webhook:`: the event is posted to a URL.
     Webhook {
+        /// The URL (`http://` or `https://`).
         url: String,
+        /// Headers sent with every request, names and values in the order written.
         headers: Vec<(String, String)>,
     },
+    /// `code:`: a JavaScript module, run by Node.js.
     Code {
+        /// The module's path as written, relative to `dir`.
         src: String,
+        /// Environment variables set for the handler, names and values in the order written.
         environment: Vec<(String, String)>,
         /// The directory of `svc.yml`, which `src` is relative to: relative to the directory of
         /// the crate's `Cargo.toml` when it lies under it, absolute otherwise; empty when not
         /// known (a model checked from memory).
         dir: String,
     },
+    /// `rust:`: a Rust function compiled into the service.
     Rust {
+        /// The function's path as written (`crate::functions::hello`).
         path: String,
     },
 }
@@ -467,14 +547,17 @@ pub enum Handler {
 pub const SYSTEM_FIELDS: [&str; 3] = ["id", "createdAt", "updatedAt"];
 
 impl Model {
+    /// The model type `id`. Panics for an id of another model.
     pub fn ty(&self, id: TypeId) -> &TypeDef {
         &self.types[id.0 as usize]
     }
 
+    /// The enum `id`. Panics for an id of another model.
     pub fn enum_def(&self, id: EnumId) -> &EnumDef {
         &self.enums[id.0 as usize]
     }
 
+    /// The relation `id`. Panics for an id of another model.
     pub fn relation(&self, id: RelationId) -> &Relation {
         &self.relations[id.0 as usize]
     }
@@ -495,6 +578,7 @@ impl Model {
             .map(|(i, e)| (EnumId(i as u32), e))
     }
 
+    /// The id of the model type named `name` (enums are not looked at).
     pub fn type_by_name(&self, name: &str) -> Option<TypeId> {
         self.types
             .iter()
@@ -557,6 +641,7 @@ impl Relation {
 }
 
 impl TypeDef {
+    /// The field named `name`, if the type declares one.
     pub fn field(&self, name: &str) -> Option<&Field> {
         self.fields.iter().find(|f| f.name == name)
     }
@@ -584,6 +669,7 @@ impl TypeDef {
 }
 
 impl Field {
+    /// Whether the field reaches nodes through a relation (else it is a scalar or enum column).
     pub fn is_relation(&self) -> bool {
         matches!(self.kind, FieldKind::Relation { .. })
     }

@@ -51,6 +51,7 @@ pub struct PermissionSchema {
 }
 
 impl PermissionSchema {
+    /// Builds and validates the permission schema of `model`.
     pub fn new(model: &Model) -> Self {
         let sdl = permission_schema_sdl(model);
         let schema = Schema::parse_and_validate(sdl, "permission-schema.graphql")

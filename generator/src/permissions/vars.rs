@@ -16,6 +16,7 @@ use crate::model::{
 pub struct SuppliedVar {
     /// Without the `$`.
     pub name: String,
+    /// What the server sets it to.
     pub source: VarSource,
     /// The GraphQL named type of the value (`ID`, `String`, …, or an enum's name). Declarations
     /// the server injects are nullable.

@@ -2,7 +2,7 @@
 //! each value sits in the file.
 //!
 //! serde_yaml gives a tree without positions, so the tree is walked for meaning here and a small
-//! locator ([`super::positions`]) finds where a key path is written for the diagnostic.
+//! locator (`syntax::positions`) finds where a key path is written for the diagnostic.
 
 use serde_yaml::{Mapping, Value};
 
@@ -13,27 +13,39 @@ use crate::source::{FileId, Sources, Span};
 /// A value together with where it was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spanned<T> {
+    /// The value as read.
     pub value: T,
+    /// Where the value is written in `svc.yml` (for a function's name: its key).
     pub span: Span,
 }
 
 /// The parts of `svc.yml` the generator uses, with positions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
+    /// The file `svc.yml` was read from.
     pub file: FileId,
     /// The `types:` entries, in the order listed (that is the concatenation order).
     pub types: Vec<Spanned<String>>,
+    /// The well-formed entries of `permissions:`, in the order listed.
     pub permissions: Vec<PermissionDecl>,
+    /// The names under `rootTokens:`, in the order listed, each once and none empty.
     pub root_tokens: Vec<Spanned<String>>,
+    /// The well-formed entries of `functions:`, in the order written.
     pub functions: Vec<FunctionDecl>,
 }
 
 /// One well-formed entry of `permissions:`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PermissionDecl {
+    /// `operation:`: `*`, `Type.read|create|update|delete` or
+    /// `Relation.connect|disconnect|*`.
     pub operation: Spanned<String>,
+    /// `authenticated:` (`false` when not written).
     pub authenticated: bool,
+    /// `query:`: the path of the permission query file, relative to `svc.yml`, optionally
+    /// followed by `:OperationName`.
     pub query: Option<Spanned<String>>,
+    /// `fields:`: the field names the permission is limited to (empty: every field).
     pub fields: Vec<Spanned<String>>,
     /// The whole list item.
     pub span: Span,
@@ -42,13 +54,18 @@ pub struct PermissionDecl {
 /// One well-formed entry of `functions:`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FunctionDecl {
+    /// The function's name: its key under `functions:`.
     pub name: Spanned<String>,
     /// `resolver`, `subscription`, `operationBefore` or `operationAfter`.
     pub kind: Spanned<String>,
     /// `Model.create|update|delete` for hooks.
     pub operation: Option<Spanned<String>>,
+    /// `schema:` of a resolver: the path of its schema extension file, relative to `svc.yml`.
     pub schema: Option<Spanned<String>>,
+    /// `query:` of a subscription: the path of its subscription query file, relative to
+    /// `svc.yml`.
     pub query: Option<Spanned<String>>,
+    /// How the function runs.
     pub handler: HandlerDecl,
     /// `timeout:` in milliseconds (written in seconds), for handlers that can wait.
     pub timeout_ms: Option<Spanned<u64>>,
@@ -59,16 +76,23 @@ pub struct FunctionDecl {
 pub enum HandlerDecl {
     /// `webhook: url` or `webhook: { url, headers }`.
     Webhook {
+        /// The URL requests go to (`http://` or `https://`).
         url: Spanned<String>,
+        /// `headers:`: names and values sent with every request, in the order written.
         headers: Vec<(String, String)>,
     },
     /// `code: path` or `code: { src, environment }`: a JavaScript module.
     Code {
+        /// The path of the module, relative to `svc.yml`.
         src: Spanned<String>,
+        /// `environment:`: variables set for the handler, names and values in the order written.
         environment: Vec<(String, String)>,
     },
     /// `rust: crate::path::to::function`: a Rust function compiled into the service.
-    Rust { path: Spanned<String> },
+    Rust {
+        /// The function's path as written, for example `crate::functions::hello`.
+        path: Spanned<String>,
+    },
 }
 
 const ROOT_KEYS: &[&str] = &["types", "permissions", "rootTokens", "functions", "custom"];

@@ -13,7 +13,9 @@ use crate::source::{FileId, Sources, Span};
 /// One parsed types file.
 #[derive(Debug, Clone)]
 pub struct SdlFile {
+    /// The file in [`Sources`] it was parsed from.
     pub file: FileId,
+    /// The parsed document, with byte offsets into that file's text.
     pub document: Document,
 }
 

@@ -3,7 +3,7 @@
 //!
 //! Every model type carries [`ReadGuard`] as its field guard. A field passes at once when an
 //! applicable query-less read permission covers it, or when it is whitelisted in the payload of
-//! the mutation that just wrote the node ([`allow_payload`]). Otherwise the node's flags decide:
+//! the mutation that just wrote the node (`allow_payload`). Otherwise the node's flags decide:
 //! read with the node by the statement that read it, or evaluated in the request's batch of
 //! read checks (`engine/checks.rs`).
 

@@ -1,6 +1,6 @@
 //! The typed input types of the arguments that depend on a model: `<Type>Filter` ([`Filter`])
 //! and `<Type>OrderBy` ([`OrderBy`]), registered from the data tables and parsed with the query
-//! layer's parsers; and [`Raw`], an argument read as sent, whose real type the tables describe.
+//! layer's parsers; and `Raw`, an argument read as sent, whose real type the tables describe.
 
 use std::borrow::Cow;
 use std::marker::PhantomData;
@@ -16,6 +16,7 @@ use crate::query::{Cond, parse_filter};
 /// `<Type>Filter` for the model `R`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Filter<R> {
+    /// The filter as the query layer's condition, parsed against `R`'s data table.
     pub cond: Cond,
     _model: PhantomData<fn() -> R>,
 }
@@ -54,7 +55,9 @@ impl<R: Record> InputType for Filter<R> {
 /// non-list scalar field.
 #[derive(Debug, PartialEq, Eq)]
 pub struct OrderBy<R> {
+    /// The ordered field: an index into `R::META.fields` (a non-list scalar field).
     pub field: usize,
+    /// `true` for `{field}_DESC`, `false` for `{field}_ASC`.
     pub descending: bool,
     _model: PhantomData<fn() -> R>,
 }

@@ -49,6 +49,13 @@ pub(crate) fn request<'a>(ctx: &Context<'a>) -> ServerResult<&'a Arc<Request>> {
 #[derive(Debug, Clone, Copy, SimpleObject)]
 #[graphql(name = "_QueryMeta")]
 pub struct QueryMeta {
+    // Only for rustdoc: a `///` comment would become the field's description in the schema;
+    // outside rustdoc the lint cannot see these docs, hence the `allow`.
+    #[cfg_attr(
+        doc,
+        doc = "How many nodes match the field's `filter` (the other arguments are ignored)."
+    )]
+    #[cfg_attr(not(doc), allow(missing_docs))]
     #[graphql(name = "count")]
     pub count: i32,
 }
@@ -57,6 +64,10 @@ pub struct QueryMeta {
 #[derive(Debug, Clone, Copy, SimpleObject)]
 #[graphql(name = "_BatchPayload")]
 pub struct BatchPayload {
+    // Only for rustdoc: a `///` comment would become the field's description in the schema;
+    // outside rustdoc the lint cannot see these docs, hence the `allow`.
+    #[cfg_attr(doc, doc = "How many nodes were deleted or updated.")]
+    #[cfg_attr(not(doc), allow(missing_docs))]
     #[graphql(name = "count")]
     pub count: i32,
 }

@@ -46,6 +46,7 @@ pub struct Tables {
 }
 
 impl Tables {
+    /// The entry points of every model of the service `S`, collected by visiting its records.
     pub fn of<S: ServiceDef>() -> Arc<Tables> {
         struct Collect(Vec<(&'static ModelMeta, Ops)>);
         impl Visitor for Collect {
@@ -99,9 +100,13 @@ pub enum Call<'a> {
     SomeExists,
     /// `user`: the node of the request's node token.
     CurrentUser,
+    /// `create<Type>(…)`.
     Create,
+    /// `update<Type>(id, …)`.
     Update,
+    /// `updateOrCreate<Type>(update, create)`.
     UpdateOrCreate,
+    /// `delete<Type>(id)`.
     Delete,
     /// `deleteMany<Plural>(filter)`.
     DeleteMany,
@@ -114,9 +119,13 @@ pub enum Call<'a> {
     /// The relation field `field` of the node `id` of `parent`; `count` for its
     /// `_<field>Meta`.
     Related {
+        /// The model of the node the field belongs to.
         parent: &'static ModelMeta,
+        /// The id of the node the field belongs to.
         id: &'a str,
+        /// The relation field: an index into `parent.relations`.
         field: usize,
+        /// Whether this is the field's `_<field>Meta` (a count) rather than its nodes.
         count: bool,
     },
 }

@@ -12,8 +12,10 @@ use async_graphql::Context;
 /// The shape of the model types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Shape {
+    /// The Simple API's: to-many relation fields are lists, each with a `_<field>Meta` count.
     #[default]
     Simple,
+    /// The Relay API's: to-many relation fields are connections.
     Relay,
 }
 

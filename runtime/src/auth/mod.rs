@@ -63,6 +63,7 @@ pub enum Principal {
 }
 
 impl Principal {
+    /// Whether the request acts as an admin (a root or platform token): every permission passes.
     pub fn is_admin(&self) -> bool {
         matches!(self, Principal::Admin)
     }
@@ -95,7 +96,9 @@ pub enum Credential {
     PlatformToken,
     /// A valid node token of this service for one of its models; the node may not exist.
     NodeToken {
+        /// The node's id (`userId` claim).
         id: String,
+        /// The node's model (named by the `modelName` claim).
         model: &'static ModelMeta,
     },
 }
@@ -128,8 +131,11 @@ impl Credential {
 /// A root token stored for the service (reference §6.4).
 #[derive(Clone, PartialEq, Eq)]
 pub struct RootToken {
+    /// The token's id (a cuid), also its `permanentAuthTokenId` claim.
     pub id: String,
+    /// Its name in `rootTokens:`, unique within the service.
     pub name: String,
+    /// The signed token itself (it does not expire).
     pub token: String,
     /// `yyyy-MM-ddTHH:mm:ss.SSSZ`.
     pub created_at: String,

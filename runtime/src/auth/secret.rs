@@ -9,14 +9,18 @@ const SECRET_KEY: &str = "secret";
 /// Why the service has no signing secret, or no root tokens.
 #[derive(Debug, thiserror::Error)]
 pub enum SecretError {
+    /// `SVC_SECRET` is set to an empty (or blank) value.
     #[error(
         "SVC_SECRET is set but empty: set it to a long random value, or unset it to use the secret stored in the database"
     )]
     Empty,
+    /// The operating system's random source failed while generating the secret.
     #[error("cannot generate the service secret: {0}")]
     Random(String),
+    /// The secret could not be read from (or first stored in) the database's meta table.
     #[error("cannot read the service secret: {0}")]
     Stored(sea_orm::DbErr),
+    /// The root tokens of `rootTokens:` could not be stored at start.
     #[error("cannot store the root tokens: {0}")]
     RootTokens(sea_orm::DbErr),
 }

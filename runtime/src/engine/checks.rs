@@ -1,7 +1,7 @@
 //! Read-permission checks of single nodes (reference §5.3 "read"), batched per request: every
 //! node whose field needs a permission query joins the request's current batch, and one statement
 //! per model evaluates every applicable read query for all nodes of the batch. Nodes read by a
-//! list statement carry their flags already ([`ReadChecks::remember`]) and need no statement.
+//! list statement carry their flags already (`ReadChecks::remember`) and need no statement.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};

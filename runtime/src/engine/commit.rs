@@ -1,4 +1,4 @@
-//! The one point every mutation commits through ([`commit`]), and what it hands over: after a
+//! The one point every mutation commits through (`commit`), and what it hands over: after a
 //! successful commit, the mutation's row and edge changes, in the order they were written, go to
 //! the service's [`Observer`]s (subscriptions, hooks and server-side functions attach here).
 //! Nothing is handed over for a transaction that was rolled back.
@@ -19,8 +19,11 @@ const CONFLICT_RETRIES: u32 = 3;
 /// What happened to a node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChangeKind {
+    /// The node was created (`CREATED`).
     Created,
+    /// The node's row was updated (`UPDATED`).
     Updated,
+    /// The node was deleted (`DELETED`).
     Deleted,
 }
 
@@ -40,8 +43,11 @@ impl ChangeKind {
 pub enum Change {
     /// A node's row was inserted, updated or deleted.
     Node {
+        /// The node's model.
         model: &'static ModelMeta,
+        /// The node's id.
         id: String,
+        /// Whether the node was created, updated or deleted.
         kind: ChangeKind,
         /// The scalar fields the mutation supplied, in the model's field order (for creates
         /// and updates; empty for deletes).
@@ -58,11 +64,13 @@ pub enum Change {
 /// An edge added to or removed from a relation's join table.
 #[derive(Debug, Clone)]
 pub struct EdgeChange {
+    /// The relation whose join table changed.
     pub relation: &'static RelationMeta,
     /// The node on side A.
     pub a: String,
     /// The node on side B.
     pub b: String,
+    /// `true` when the edge was added, `false` when it was removed.
     pub added: bool,
 }
 

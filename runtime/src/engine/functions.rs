@@ -36,7 +36,10 @@ pub trait Functions: Send + Sync {
 /// Where a request came from, for the event of the functions it invokes (reference §7.2).
 #[derive(Debug, Clone, Default)]
 pub struct Origin {
+    /// The request's id (`local:simple:<cuid>`, …), the `executionId` of the functions' errors
+    /// and logs.
     pub request_id: String,
+    /// The client's IP address (a resolver's `sourceIp`); empty when unknown.
     pub source_ip: String,
     /// The bearer token the request carried.
     pub token: Option<String>,

@@ -9,7 +9,7 @@
 //! - [`related`]: relation fields of many parents at once, batched per request ([`batch`]), so a
 //!   nested selection costs one statement per relation field and level.
 //! - [`checks`]: read-permission checks of single nodes, batched the same way.
-//! - [`write`] and [`edges`]: mutations and the join-table edges they add and remove.
+//! - [`write`](mod@write) and [`edges`]: mutations and the join-table edges they add and remove.
 //! - [`commit`]: the one point every mutation commits through, which hands the committed changes
 //!   to the service's observers.
 
@@ -36,7 +36,9 @@ pub(crate) use nodes::{MAX_TEXT_CHARS, check_value, truncate_now};
 
 /// What every request of a running service shares.
 pub struct State {
+    /// The service's database.
     pub db: Db,
+    /// The service's data tables.
     pub service: &'static ServiceMeta,
     /// Keys, service identity and stored root tokens.
     pub auth: Auth,
@@ -80,6 +82,8 @@ impl std::fmt::Debug for Request {
 }
 
 impl Request {
+    /// A request with an empty [`Origin`]: a subscription's event, an export, the File API's
+    /// own reads and writes.
     pub fn new(state: Arc<State>, counter: Arc<Counter>, principal: Principal) -> Arc<Request> {
         Request::from(state, counter, principal, Origin::default())
     }
@@ -106,14 +110,17 @@ impl Request {
         &self.origin
     }
 
+    /// What every request of the service shares.
     pub fn state(&self) -> &State {
         &self.state
     }
 
+    /// The service's database.
     pub fn db(&self) -> &Db {
         &self.state.db
     }
 
+    /// Who asks: what the request's token resolved to.
     pub fn principal(&self) -> &Principal {
         &self.principal
     }

@@ -2,7 +2,7 @@
 //! read in batches so a nested selection costs one SQL statement per level and argument set,
 //! however many parent nodes there are.
 //!
-//! Every request carries its own batch ([`Loads`], led by [`super::batch`]); nothing is cached
+//! Every request carries its own batch (`Loads`, led by [`super::batch`]); nothing is cached
 //! between requests. A read is identified by a canonical text, so equal reads from different
 //! parents land in one group, which one statement answers for all its parents.
 
@@ -175,8 +175,11 @@ async fn run_page(
 /// A relation field of one node: the field `field` of the node `parent` of the model `owner`.
 #[derive(Debug, Clone, Copy)]
 pub struct Related<'a> {
+    /// The model the relation field belongs to.
     pub owner: &'static ModelMeta,
+    /// The id of the node whose field is read.
     pub parent: &'a str,
+    /// The relation field: an index into `owner.relations`.
     pub field: usize,
 }
 

@@ -1,7 +1,7 @@
 //! Mutations: `create<T>`, `update<T>`, `updateOrCreate<T>`, `delete<T>`, the relation
 //! mutations, and the `deleteMany`/`updateMany` extensions. Each runs in one database
 //! transaction (or one statement that is its own), however deeply its arguments nest, commits
-//! through [`commit`], and returns the node as stored.
+//! through [`commit`](super::commit), and returns the node as stored.
 
 use std::sync::Arc;
 
@@ -338,9 +338,14 @@ pub async fn update_many(
 /// Which relation mutation to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RelOp {
+    /// `addTo<R>` (1:n and n:m relations): adds the edge; a node on the to-one side of a 1:n
+    /// relation loses its previous edge.
     AddTo,
+    /// `removeFrom<R>` (1:n and n:m relations): removes the edge.
     RemoveFrom,
+    /// `set<R>` (1:1 relations): adds the edge, replacing both nodes' previous edges.
     Set,
+    /// `unset<R>` (1:1 relations): removes the edge.
     Unset,
 }
 

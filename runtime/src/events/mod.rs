@@ -31,9 +31,11 @@ use crate::model::{FieldMeta, ModelMeta, ServiceMeta, Val};
 /// A node change a subscription may be told of.
 #[derive(Debug, Clone)]
 pub struct Event {
+    /// The node's model.
     pub model: &'static ModelMeta,
     /// The node's id.
     pub id: String,
+    /// `mutation`: whether the node was created, updated or deleted.
     pub kind: ChangeKind,
     /// `updatedFields`: the scalar fields an update supplied (empty for creates and deletes).
     pub updated_fields: Vec<&'static str>,

@@ -15,9 +15,13 @@ use crate::model::{ApiResult, Val, get, is_valid_id};
 /// A stored file, as its `File` node describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stored {
+    /// The file's secret (a cuid) as stored: its address, and its object's key in the store.
     pub secret: String,
+    /// The file's name as uploaded.
     pub name: String,
+    /// The file's MIME type (`contentType`).
     pub content_type: String,
+    /// The file's size in bytes.
     pub size: u64,
 }
 

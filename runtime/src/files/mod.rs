@@ -198,6 +198,7 @@ pub struct Cleanup {
 }
 
 impl Cleanup {
+    /// The observer that removes the deleted files of `files`' store.
     pub fn new(files: Arc<Files>) -> Cleanup {
         Cleanup { files }
     }

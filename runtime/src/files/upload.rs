@@ -85,12 +85,18 @@ impl UploadError {
 /// What an upload answers (reference §9.1), in this key order.
 #[derive(Debug, Serialize)]
 pub struct Uploaded {
+    /// The id of the `File` node the upload created.
     pub id: String,
+    /// The file's secret (a cuid): whoever holds it may download the file.
     pub secret: String,
+    /// The file's public address, `{files_url}/{service id}/{secret}`.
     pub url: String,
+    /// The file's name (the part's `filename`, or `file`).
     pub name: String,
+    /// The file's MIME type, from its name, else as the upload declared it.
     #[serde(rename = "contentType")]
     pub content_type: String,
+    /// The file's size in bytes (uploads are limited to what an `Int` holds).
     pub size: i32,
 }
 

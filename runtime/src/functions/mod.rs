@@ -54,6 +54,8 @@ impl std::fmt::Debug for Invoker {
 }
 
 impl Invoker {
+    /// An invoker with its HTTP client for webhooks (which follows no redirects); the base
+    /// address and the Node.js workers are set later. Fails when the client cannot be built.
     pub fn new() -> Result<Arc<Invoker>, String> {
         // TLS for `https://` webhooks, with the same provider as the file stores.
         let _ = rustls::crypto::ring::default_provider().install_default();

@@ -24,7 +24,9 @@ use crate::model::{ApiError, Context, Event, RustReply};
 /// 5002 `function execution error` (an object), with the error as `functionError`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FunctionError {
+    /// A message: 5001 `function execution error: <text>`, with the text as `functionError`.
     Message(String),
+    /// Any JSON value: 5002 `function execution error`, with the value as `functionError`.
     Object(serde_json::Value),
 }
 
@@ -52,6 +54,7 @@ pub type FunctionResult<T> = Result<Option<T>, FunctionError>;
     note = "a handler for {F} is an `async fn(Event<{D}>) -> FunctionResult<{O}>`"
 )]
 pub trait Handler<F, D, O>: Copy + Send + 'static {
+    /// Calls the handler with `event`.
     fn run(self, event: Event<D>) -> Pin<Box<dyn Future<Output = FunctionResult<O>> + Send>>;
 }
 

@@ -1,7 +1,7 @@
-//! The HTTP server: routes ([`routes`]), the client APIs' request envelope (batching, variables as
-//! object or JSON text, compiled plans, [`envelope`]), the reference's response and error shapes
-//! ([`render`]) with GraphQL null propagation ([`nulls`]) and the query's order of response keys
-//! ([`order`]), request ids, CORS, the playground page
+//! The HTTP server: routes (`routes`), the client APIs' request envelope (batching, variables as
+//! object or JSON text, compiled plans, `envelope`), the reference's response and error shapes
+//! (`render`) with GraphQL null propagation (`nulls`) and the query's order of response keys
+//! (`order`), request ids, CORS, the playground page
 //! (GraphiQL, its files served from the binary under `/playground/`) and `/status`.
 //!
 //! The `Authorization: Bearer` header is resolved once per HTTP request (`Auth::resolve`) and
@@ -102,6 +102,7 @@ pub const DIRECT_HEADER: &str = "Svc-Direct";
 
 /// Everything the HTTP handlers share.
 pub struct Service<S: ServiceDef> {
+    /// The Simple API (with its subscriptions).
     pub schema: Schema<Query<S>, Mutation<S>, Subscription<S>>,
     /// The Relay API.
     pub relay: Schema<relay::Query<S>, relay::Mutation<S>, EmptySubscription>,
@@ -109,7 +110,9 @@ pub struct Service<S: ServiceDef> {
     pub permissions: Schema<PermissionQuery<S>, EmptyMutation, EmptySubscription>,
     /// The System API.
     pub system: SystemSchema,
+    /// The service's id: the `{id}` of its endpoints' paths (`/simple/v1/{id}`, …).
     pub service_id: String,
+    /// The service's alias, which the endpoints' paths accept in place of its id.
     pub alias: String,
     /// The field types of the client API, for null propagation and the order of keys (also
     /// in subscription payloads).
@@ -531,6 +534,7 @@ pub struct Closing {
 }
 
 impl Closing {
+    /// Asks the service's subscription sockets to close; returns at once.
     pub fn close(&self) {
         self.requested.send_replace(true);
     }

@@ -11,7 +11,9 @@ use crate::model::ServiceDef;
 
 /// A service running on a background thread.
 pub struct Running {
+    /// The port the server listens on (the one picked when the options asked for 0).
     pub port: u16,
+    /// The service id in API paths: the option's, or the one stored in the database.
     pub service_id: String,
     handle: actix_web::dev::ServerHandle,
     closing: Closing,

@@ -23,49 +23,76 @@ use crate::storage::bookkeeping::meta_value;
 /// Why a service did not start (or a command of its binary failed).
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
+    /// The current directory, used when the service's source directory is gone, cannot be
+    /// read.
     #[error("cannot read the current directory: {0}")]
     CurrentDir(std::io::Error),
+    /// The service's data directory (`.svc`) cannot be created.
     #[error("cannot create `{}`: {source}", path.display())]
     DataDir {
+        /// The directory that could not be created.
         path: PathBuf,
+        /// The file system's error.
         source: std::io::Error,
     },
-    /// The database cannot be reached; the text has the URL's password hidden.
+    /// The file store cannot be opened (a bad location or S3 URL, an unusable directory).
     #[error("{0}")]
     Files(String),
+    /// The functions cannot be set up: their HTTP client, the Node.js workers that run
+    /// `code:` handlers, or the delivery of subscription events.
     #[error("{0}")]
     Functions(String),
+    /// The database cannot be reached; the text has the URL's password hidden.
     #[error("cannot connect to the database: {0}")]
     Connect(String),
     /// The migration to the compiled model failed or needs `--force`; the text has its plan.
     #[error("{0}")]
     Migration(String),
+    /// The service's own tables (meta, events, root tokens) cannot be created.
     #[error("cannot prepare the database: {0}")]
     Prepare(sea_orm::DbErr),
+    /// The service id stored in the meta table cannot be read or stored.
     #[error("cannot read the service id: {0}")]
     ServiceId(sea_orm::DbErr),
+    /// The secret that signs tokens cannot be read or made (or `SVC_SECRET` is empty), or the
+    /// root tokens cannot be stored.
     #[error(transparent)]
     Secret(#[from] SecretError),
+    /// A platform token cannot be signed (the binary's token subcommand).
     #[error("cannot sign the token: {0}")]
     Token(String),
+    /// PostgreSQL: listening for the events of the other instances on the database failed.
     #[error("cannot listen for the other instances' events: {0}")]
     Events(String),
+    /// The HTTP server cannot bind its port.
     #[error("cannot listen on port {port}: {source}")]
-    Listen { port: u16, source: std::io::Error },
+    Listen {
+        /// The port asked for (0 for any free one).
+        port: u16,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The HTTP server stopped with an error.
     #[error("server failed: {0}")]
     Server(std::io::Error),
+    /// [`spawn`](super::spawn()): the service's thread ended without reporting a start.
     #[error("the service thread ended before it started listening")]
     ThreadEnded,
 }
 
 /// A service that is listening.
 pub struct Started {
+    /// The HTTP server; await it to serve until it stops.
     pub server: actix_web::dev::Server,
     /// Closes the subscription sockets; call it before stopping the server.
     pub closing: Closing,
+    /// The port the server listens on (the one picked when the options asked for 0).
     pub port: u16,
+    /// The service id in API paths: the option's, or the one stored in the database.
     pub service_id: String,
+    /// The alias accepted in API paths instead of the id: the option's, or the service's name.
     pub alias: String,
+    /// The database URL the service uses (with its password; redact it before printing).
     pub database_url: String,
 }
 

@@ -6,7 +6,7 @@
 //! table per relation (`A`, `B`, primary key `(A, B)`, cascading foreign keys, and a unique
 //! column on each side whose field is to-one, so the database enforces the cardinality). The
 //! reference's join tables also have an `id` per edge, which nothing reads; ours have none
-//! (databases made with one lose it: [`super::joins`]).
+//! (databases made with one lose it: `migrate/joins.rs`).
 
 use super::schema::{Field, Model, Relation, Schema};
 use crate::model::Kind;

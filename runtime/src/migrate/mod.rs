@@ -62,6 +62,7 @@ pub enum Outcome {
 pub struct MigrationError {
     /// The reference's error code, where it has one.
     pub code: Option<u32>,
+    /// What went wrong, in plain words ([`DESTRUCTIVE`] when destructive steps were refused).
     pub message: String,
     /// The plan, when one was computed.
     pub plan: Option<Plan>,

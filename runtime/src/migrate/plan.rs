@@ -12,38 +12,54 @@ pub enum Step {
     /// `@rename(oldName:)` on a type: its table is renamed (first, so every later step uses
     /// the new names).
     RenameModel {
+        /// The type as stored, under its old name.
         from: Model,
+        /// The new name (of the type and its table).
         to: String,
     },
     /// `@relation(oldName:)`: the join table is renamed.
     RenameRelation {
+        /// The relation as stored, under its old name.
         from: Relation,
+        /// The same relation under its new name, with its new join table `_<new name>`.
         to: Relation,
     },
     /// `@rename(oldName:)` on a field: its column is renamed.
     RenameField {
+        /// The field's type (its new name, when the type is renamed too).
         model: String,
+        /// The old field (and column) name.
         from: String,
+        /// The new field (and column) name.
         to: String,
+        /// The field is `@isUnique`: its unique index is renamed with it.
         unique: bool,
+        /// The field is `@search`: its trigram index (PostgreSQL) is renamed with it.
         search: bool,
     },
     /// A relation whose join table goes away (first, so no join table refers to a dropped type).
     DropRelation(Relation),
+    /// A type that goes away: its table is dropped, with its nodes.
     DropModel(Model),
+    /// A new type: its table (and its indexes) are created.
     CreateModel(Model),
     /// Changes of a type present before and after: fields added, removed or changed, and the
     /// required relation fields it gains (checked against its nodes).
     AlterModel {
+        /// The type's name.
         name: String,
+        /// The changes of its scalar and enum fields (removals first).
         changes: Vec<FieldChange>,
         /// Relation fields that are required now and were not (or did not exist).
         required_relations: Vec<(String, String)>,
     },
+    /// A new relation (or one whose types changed): its join table is created.
     CreateRelation(Relation),
     /// A relation present before and after whose cardinality changed.
     AlterRelation {
+        /// The relation as stored.
         from: Relation,
+        /// The relation as compiled.
         to: Relation,
     },
 }
@@ -53,15 +69,21 @@ pub enum Step {
 pub enum FieldChange {
     /// A new field; `value` is its `@migrationValue`, written into existing nodes.
     Add {
+        /// The field as compiled.
         field: Field,
+        /// Its `@migrationValue`, as the JSON of the API value.
         value: Option<serde_json::Value>,
     },
+    /// A field that goes away, with its column and values (destructive).
     Remove(Field),
     /// A changed field; `value` (its `@migrationValue`) replaces values of another type, and
     /// fills missing ones when the field becomes required.
     Change {
+        /// The field as stored.
         from: Field,
+        /// The field as compiled (same name).
         to: Field,
+        /// Its `@migrationValue`, as the JSON of the API value.
         value: Option<serde_json::Value>,
     },
 }
@@ -86,6 +108,8 @@ impl FieldChange {
 /// What a migration does.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Plan {
+    /// The steps in the order they are applied: renames, relations dropped, types dropped,
+    /// types created or changed, then relations created or changed.
     pub steps: Vec<Step>,
 }
 
@@ -180,6 +204,7 @@ impl Plan {
         (Plan { steps }, renamed)
     }
 
+    /// Whether there is nothing to change: the stored schema matches the compiled one.
     pub fn is_empty(&self) -> bool {
         self.steps.is_empty()
     }

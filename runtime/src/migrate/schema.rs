@@ -2,8 +2,8 @@
 //! meta table (`schema`) and compared with the compiled model at every start and deploy.
 //!
 //! Only what the tables depend on is kept: model and field names, column kinds, list, required,
-//! unique, search, defaults, enum values, relation fields and relations. Permissions, names of generated
-//! types and the like live in the binary only.
+//! unique, search, defaults, enum values, relation fields and relations. Permissions, names of
+//! generated types and the like live in the binary only.
 
 use serde::{Deserialize, Serialize};
 
@@ -12,27 +12,41 @@ use crate::model::{Kind, MigrationHint, ServiceMeta, Val};
 /// The version of this format; a stored schema of another version is read as unknown.
 pub const FORMAT: u32 = 1;
 
+/// A whole data model as stored: its types and its relations.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Schema {
+    /// The format version, [`FORMAT`] when written by this build.
     pub format: u32,
+    /// The model types, the built-in `File` among them.
     pub models: Vec<Model>,
+    /// The relations, each with its join table.
     pub relations: Vec<Relation>,
 }
 
+/// One model type as stored: its table's columns and its relation fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Model {
+    /// The type's name, which is also its table's.
     pub name: String,
     /// Column fields in column order (`id`, `createdAt` and `updatedAt` included).
     pub fields: Vec<Field>,
+    /// The relation fields, in declaration order (they have no column: their edges live in
+    /// the relations' join tables).
     pub relation_fields: Vec<RelField>,
 }
 
+/// One scalar or enum field as stored: its column and what the column enforces.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Field {
+    /// The field's name, which is also its column's.
     pub name: String,
+    /// The field's scalar kind (`Enum` for enum fields), which decides the column type.
     pub kind: Kind,
+    /// A list field (`[T!]`), stored as JSON in one column.
     pub list: bool,
+    /// Required (`T!`): every node has a value.
     pub required: bool,
+    /// `@isUnique`: backed by a unique index.
     pub unique: bool,
     /// `@search`: substring filters are served by an index (`migrate/search.rs`). Absent from
     /// stored schemas that predate it, and left out when false, so they still compare equal.
@@ -43,19 +57,27 @@ pub struct Field {
     /// The default as the JSON of the API value, written into existing nodes when the field is
     /// added as required.
     pub default: Option<serde_json::Value>,
+    /// The values of an enum field, in declaration order; empty for other kinds.
     pub enum_values: Vec<String>,
 }
 
+/// One relation field of a model as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RelField {
+    /// The field's name.
     pub name: String,
+    /// The name of its relation (a [`Relation::name`]).
     pub relation: String,
+    /// A to-many field (`[T!]!`).
     pub list: bool,
+    /// A required to-one field (`T!`): every node must have a related node.
     pub required: bool,
 }
 
+/// One relation as stored: the two types it links and its join table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Relation {
+    /// The relation's name (`@relation(name:)`).
     pub name: String,
     /// The join table (`_<Name>`).
     pub table: String,
@@ -124,16 +146,19 @@ impl Schema {
         }
     }
 
+    /// The model type named `name`.
     pub fn model(&self, name: &str) -> Option<&Model> {
         self.models.iter().find(|m| m.name == name)
     }
 
+    /// The relation named `name`.
     pub fn relation(&self, name: &str) -> Option<&Relation> {
         self.relations.iter().find(|r| r.name == name)
     }
 }
 
 impl Model {
+    /// The scalar or enum field named `name` (relation fields are not among them).
     pub fn field(&self, name: &str) -> Option<&Field> {
         self.fields.iter().find(|f| f.name == name)
     }
@@ -147,6 +172,7 @@ impl Model {
             .collect()
     }
 
+    /// The name of the id column: the system field of kind `ID` (`id` when there is none).
     pub fn id(&self) -> &str {
         self.fields
             .iter()
@@ -178,6 +204,8 @@ pub struct Hints {
 }
 
 impl Hints {
+    /// The directives (`@rename`, `@relation(oldName:)`, `@migrationValue`) of a compiled
+    /// service.
     pub fn of(service: &ServiceMeta) -> Hints {
         let mut hints = Hints::default();
         for hint in service.migration_hints {

@@ -7,15 +7,22 @@ use sea_orm::DbErr;
 /// database stores every kind of value (a date-time is text on SQLite and a `timestamptz` on
 /// PostgreSQL), so callers never say which database a row came from.
 pub trait Cells {
-    /// Text, borrowed from the row.
+    /// Text, borrowed from the row. Like every method here: `None` for a NULL, an error when
+    /// column `idx` does not exist or holds a value it cannot read as that type.
     fn text(&self, idx: usize) -> Result<Option<&str>, DbErr>;
+    /// Text, copied out of the row (the default copies [`Cells::text`]).
     fn string(&self, idx: usize) -> Result<Option<String>, DbErr> {
         Ok(self.text(idx)?.map(str::to_owned))
     }
+    /// A 32-bit integer (`Int` columns).
     fn int(&self, idx: usize) -> Result<Option<i32>, DbErr>;
+    /// A 64-bit integer (the counts of `COUNT(*)`).
     fn int64(&self, idx: usize) -> Result<Option<i64>, DbErr>;
+    /// A 64-bit float (`Float` columns).
     fn float(&self, idx: usize) -> Result<Option<f64>, DbErr>;
+    /// A boolean (`Boolean` columns; SQLite stores them as integers).
     fn boolean(&self, idx: usize) -> Result<Option<bool>, DbErr>;
+    /// A date-time (`DateTime` columns), in UTC.
     fn datetime(&self, idx: usize) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbErr>;
     /// The date-time as [`super::format_datetime`] writes it. A row that holds the text (SQLite
     /// keeps date-times as text) hands it over as it is when it has that form already, instead
@@ -35,6 +42,7 @@ pub struct ValRow {
 }
 
 impl ValRow {
+    /// The row of `values`, one per field of the model, in the model's field order.
     pub fn new(values: Vec<super::Val>) -> ValRow {
         use super::Val;
         let texts = values

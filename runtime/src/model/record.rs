@@ -29,8 +29,10 @@ pub trait EnumValue: Sized + Copy + Send + Sync + 'static {
     /// Every value with its name, in declaration order.
     const VALUES: &'static [(&'static str, Self)];
 
+    /// The value's name, as declared.
     fn name(self) -> &'static str;
 
+    /// The value with this name; `None` when the enum has no such value.
     fn from_name(name: &str) -> Option<Self> {
         Self::VALUES
             .iter()
@@ -41,11 +43,13 @@ pub trait EnumValue: Sized + Copy + Send + Sync + 'static {
 
 /// A column type that can be read from a row.
 pub trait Column: Sized {
+    /// Reads column `idx` of `row`; `None` for a NULL.
     fn get<R: Cells + ?Sized>(row: &R, idx: usize) -> Result<Option<Self>, DbErr>;
 }
 
 /// A value that can be an element of a scalar list (stored as a JSON array).
 pub trait ListItem: Sized {
+    /// The item from its JSON form; `None` when the JSON holds another type.
     fn from_json(value: serde_json::Value) -> Option<Self>;
 }
 
@@ -189,6 +193,7 @@ fn field_value(row: &dyn Cells, idx: usize, field: &FieldMeta) -> Result<Val, Db
 
 /// A Rust value that becomes a field value.
 pub trait IntoVal {
+    /// The value as a [`Val`] (a list becomes [`Val::List`]).
     fn into_val(self) -> Val;
 }
 

@@ -12,12 +12,19 @@ use super::permission::PermissionMeta;
 /// The kind of value a field stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
+    /// `ID`: a node id, stored as text.
     Id,
+    /// `String`: text.
     String,
+    /// `Int`: a 32-bit signed integer.
     Int,
+    /// `Float`: a 64-bit float.
     Float,
+    /// `Boolean`.
     Boolean,
+    /// `DateTime`: a UTC instant at millisecond precision.
     DateTime,
+    /// `Json`: a JSON object or array.
     Json,
     /// A project enum; the values are in [`FieldMeta::enum_values`].
     Enum,
@@ -46,18 +53,25 @@ impl Kind {
     }
 }
 
-/// A literal default value, already validated and normalised by the generator.
+/// A literal default value (`@defaultValue`, or `@migrationValue`), already validated and
+/// normalised by the generator.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Lit {
+    /// A `String` value.
     String(&'static str),
+    /// An `Int` value.
     Int(i32),
+    /// A `Float` value.
     Float(f64),
+    /// A `Boolean` value.
     Boolean(bool),
     /// Canonical `YYYY-MM-DDTHH:MM:SS.sssZ`.
     DateTime(&'static str),
+    /// A value of a project enum, by name.
     Enum(&'static str),
     /// Canonical JSON text.
     Json(&'static str),
+    /// The items of a list field's value.
     List(&'static [Lit]),
 }
 
@@ -66,9 +80,13 @@ pub enum Lit {
 pub struct FieldMeta {
     /// GraphQL name, also the column name.
     pub name: &'static str,
+    /// The kind of value it stores (of each item, for a list).
     pub kind: Kind,
+    /// `[T!]` or `[T!]!`: a scalar list, stored as a JSON array in one column.
     pub list: bool,
+    /// `T!` on a non-list field (a list is never required).
     pub required: bool,
+    /// `@isUnique`: no two nodes hold the same value, nulls aside (`id` is always unique).
     pub unique: bool,
     /// `@search`: a `String` field whose substring filters (`_contains`, `_starts_with`,
     /// `_ends_with`) are served by a trigram index on PostgreSQL (`migrate::search`).
@@ -76,6 +94,7 @@ pub struct FieldMeta {
     /// Declared in the SDL (system fields `createdAt`/`updatedAt` always exist as columns but are
     /// exposed only when declared).
     pub exposed: bool,
+    /// `@defaultValue`: the value a create writes when it gives none.
     pub default: Option<Lit>,
     /// Values of the enum, for [`Kind::Enum`].
     pub enum_values: &'static [&'static str],
@@ -102,21 +121,25 @@ impl FieldMeta {
         }
     }
 
+    /// A scalar list ([`FieldMeta::list`]).
     pub const fn list(mut self) -> Self {
         self.list = true;
         self
     }
 
+    /// A required field ([`FieldMeta::required`]).
     pub const fn required(mut self) -> Self {
         self.required = true;
         self
     }
 
+    /// A unique field ([`FieldMeta::unique`]).
     pub const fn unique(mut self) -> Self {
         self.unique = true;
         self
     }
 
+    /// A `@search` field ([`FieldMeta::search`]).
     pub const fn search(mut self) -> Self {
         self.search = true;
         self
@@ -128,6 +151,7 @@ impl FieldMeta {
         self
     }
 
+    /// A field with the default `value` ([`FieldMeta::default`]).
     pub const fn default(mut self, value: Lit) -> Self {
         self.default = Some(value);
         self
@@ -155,11 +179,15 @@ pub const FILE_READ_ONLY: [&str; 4] = ["secret", "url", "contentType", "size"];
 /// One model type.
 #[derive(Debug)]
 pub struct ModelMeta {
+    /// The type's name, as declared (`Post`).
     pub name: &'static str,
+    /// The plural of `name` that root fields use (`allPosts`, `updateManyPosts`).
     pub plural: &'static str,
     /// The table holding the nodes (named exactly like the model).
     pub table: &'static str,
+    /// The name of the filter input type, `<Type>Filter`.
     pub filter_name: &'static str,
+    /// The name of the ordering enum, `<Type>OrderBy`.
     pub order_by_name: &'static str,
     /// Column fields: the declared scalar and enum fields in declaration order, then `createdAt`
     /// and `updatedAt` when they are not declared (the columns always exist). This is also the
@@ -238,26 +266,31 @@ impl RelFieldMeta {
         self
     }
 
+    /// A self relation declared on one field ([`RelFieldMeta::symmetric`]).
     pub const fn symmetric(mut self) -> Self {
         self.symmetric = true;
         self
     }
 
+    /// A to-many field ([`RelFieldMeta::list`]).
     pub const fn list(mut self) -> Self {
         self.list = true;
         self
     }
 
+    /// A required to-one field ([`RelFieldMeta::required`]).
     pub const fn required(mut self) -> Self {
         self.required = true;
         self
     }
 
+    /// Deletes cascade through the field ([`RelFieldMeta::cascade`]).
     pub const fn cascade(mut self) -> Self {
         self.cascade = true;
         self
     }
 
+    /// The field has a nested create input ([`RelFieldMeta::nested`]).
     pub const fn nested(mut self) -> Self {
         self.nested = true;
         self
@@ -272,7 +305,9 @@ impl RelFieldMeta {
 /// A relation's join table.
 #[derive(Debug)]
 pub struct RelationMeta {
+    /// `@relation(name:)` (`UserPosts`).
     pub name: &'static str,
+    /// The join table, `_<name>`: one row per edge, the ids in columns `A` and `B`.
     pub table: &'static str,
     /// Model on side A (column `A` holds its ids).
     pub a: &'static str,
@@ -283,8 +318,12 @@ pub struct RelationMeta {
     /// Whether side B's field is a list (if not, an A node has at most one B partner).
     pub b_list: bool,
     /// The relation mutations' names for the nodes: the payload field holding the A node is
-    /// `b_name` (argument `<b_name>Id`), the one holding the B node `a_name`.
+    /// `b_name` (argument `<b_name>Id`), the one holding the B node `a_name`. `a_name` is
+    /// `{fa}{B}`: side A's field, then side B's type (`postsPost`), or `{f}1{M}` for a self
+    /// relation declared on the single field `f` of `M`.
     pub a_name: &'static str,
+    /// `{fb}{A}`: side B's field, then side A's type (`authorUser`), or `{f}2{M}` for a self
+    /// relation declared on the single field `f` of `M`.
     pub b_name: &'static str,
 }
 
@@ -293,7 +332,10 @@ pub struct RelationMeta {
 pub struct ServiceMeta {
     /// Default alias of the service in URLs (the crate name).
     pub name: &'static str,
+    /// Every model type, `File` included; the other tables name a model by its index here.
     pub models: &'static [&'static ModelMeta],
+    /// Every relation, in the order its first field appears in the type definitions (that
+    /// field is side A); the other tables name a relation by its index here.
     pub relations: &'static [RelationMeta],
     /// Names listed under `rootTokens:` in `svc.yml`.
     pub root_tokens: &'static [&'static str],
@@ -311,7 +353,9 @@ pub struct ServiceMeta {
 /// A project enum: its GraphQL name and its values.
 #[derive(Debug)]
 pub struct EnumMeta {
+    /// The enum's name, as declared.
     pub name: &'static str,
+    /// Its values, in declaration order.
     pub values: &'static [&'static str],
 }
 
@@ -320,24 +364,35 @@ pub struct EnumMeta {
 pub enum MigrationHint {
     /// `type New @rename(oldName: "Old")`.
     RenamedModel {
+        /// The model's new name (`New`).
         model: &'static str,
+        /// Its old name (`Old`), which the stored table may still have.
         from: &'static str,
     },
     /// `field: T @rename(oldName: "old")` on `model`.
     RenamedField {
+        /// The model that declares the field (by its new name).
         model: &'static str,
+        /// The field's new name.
         field: &'static str,
+        /// Its old name, which the stored column may still have.
         from: &'static str,
     },
     /// `@relation(name: "New", oldName: "Old")`.
     RenamedRelation {
+        /// The relation's new name (`New`).
         relation: &'static str,
+        /// Its old name (`Old`), which the stored join table may still have.
         from: &'static str,
     },
     /// `field: T @migrationValue(value: …)` on `model`.
     Value {
+        /// The model that declares the field.
         model: &'static str,
+        /// The field's name.
         field: &'static str,
+        /// The value a migration writes into existing nodes where a change needs one (a
+        /// required field added, an optional field made required, a type changed).
         value: Lit,
     },
 }

@@ -12,18 +12,28 @@ use super::tables::{Kind, Lit};
 /// A field value in the runtime's own terms, independent of the database.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Val {
+    /// No value: a NULL, or an explicit `null` argument.
     Null,
+    /// A `String` or `ID` value.
     String(String),
+    /// An `Int` value.
     Int(i32),
+    /// A `Float` value.
     Float(f64),
+    /// A `Boolean` value.
     Bool(bool),
+    /// A `DateTime` value, in UTC.
     DateTime(chrono::DateTime<Utc>),
+    /// A `Json` value.
     Json(serde_json::Value),
+    /// A value of a project enum, by name.
     Enum(String),
+    /// The items of a scalar list field.
     List(Vec<Val>),
 }
 
 impl Val {
+    /// Whether this is [`Val::Null`].
     pub fn is_null(&self) -> bool {
         matches!(self, Val::Null)
     }
@@ -154,8 +164,11 @@ fn datetime_text(d: &chrono::DateTime<Utc>) -> Option<[u8; 24]> {
 /// or the text made from the date.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DateText<'a> {
+    /// The row's own text, which has the output form already.
     Stored(&'a str),
+    /// The text written from the date, as 24 ASCII bytes (years 0 to 9999, no leap second).
     Made([u8; 24]),
+    /// The text chrono writes, for every other date.
     Other(String),
 }
 
@@ -168,6 +181,7 @@ impl DateText<'_> {
         }
     }
 
+    /// The text, as [`format_datetime`] writes it.
     pub fn as_str(&self) -> &str {
         match self {
             DateText::Stored(text) => text,

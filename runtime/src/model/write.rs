@@ -15,6 +15,7 @@ use super::value::Val;
 pub struct Write {
     /// `(column index, value)`; `None` = absent, `Some(Val::Null)` = explicit null.
     pub values: Vec<(usize, Option<Val>)>,
+    /// The relation arguments: at most one [`RelArg`] per relation field.
     pub rels: Vec<RelArg>,
 }
 

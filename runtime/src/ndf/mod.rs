@@ -25,12 +25,18 @@ pub const DEFAULT_PAGE_LIMIT: usize = 10_000_000;
 /// list field (lists); `array` the offset inside that list. All `-1`: done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct Cursor {
+    /// The table the export is in: an index into the models, the models with list fields or
+    /// the relations, by the document's kind; 0 when absent.
     #[serde(default)]
     pub table: i64,
+    /// How many rows of that table, ordered by id, were exported already; 0 when absent.
     #[serde(default)]
     pub row: i64,
+    /// Lists: the list field of the row the export is in, an index among the model's list
+    /// fields; 0 when absent.
     #[serde(default)]
     pub field: i64,
+    /// Lists: how many values of that list were exported already; 0 when absent.
     #[serde(default)]
     pub array: i64,
 }
@@ -44,6 +50,7 @@ impl Cursor {
         array: -1,
     };
 
+    /// Whether the export is finished: any member is negative.
     pub fn is_done(&self) -> bool {
         self.table < 0 || self.row < 0 || self.field < 0 || self.array < 0
     }
@@ -52,12 +59,16 @@ impl Cursor {
 /// The three kinds of NDF documents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FileType {
+    /// `nodes`: one element per node, with its non-list scalar fields.
     Nodes,
+    /// `lists`: the values of a node's list fields, possibly in several chunks.
     Lists,
+    /// `relations`: one element per edge, a pair of `{_typeName, id, fieldName}`.
     Relations,
 }
 
 impl FileType {
+    /// The kind named `name` (`nodes`, `lists` or `relations`); `None` for any other name.
     pub fn parse(name: &str) -> Option<FileType> {
         match name {
             "nodes" => Some(FileType::Nodes),
@@ -67,6 +78,7 @@ impl FileType {
         }
     }
 
+    /// The kind's name, as in `fileType` and `valueType`.
     pub fn name(self) -> &'static str {
         match self {
             FileType::Nodes => "nodes",

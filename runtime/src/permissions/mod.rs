@@ -50,6 +50,7 @@ pub(crate) fn covers(p: &PermissionMeta, field: &str) -> bool {
 }
 
 impl<'a> Perms<'a> {
+    /// The permissions of `service` as `principal` sees them.
     pub fn new(principal: &'a Principal, service: &'static ServiceMeta) -> Perms<'a> {
         Perms { principal, service }
     }

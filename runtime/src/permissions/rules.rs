@@ -78,6 +78,7 @@ pub struct ReadTable {
 }
 
 impl ReadTable {
+    /// Works out the read rules of every model of `service` (once, at start).
     pub fn new(service: &'static ServiceMeta) -> ReadTable {
         let anonymous = Principal::Anonymous;
         let member = Principal::User {

@@ -1,8 +1,8 @@
 //! Compiled plans: direct execution of plain read queries. A query text the GraphQL executor has
-//! validated once is compiled into a [`Plan`] ([`compile`]), kept by the text ([`cache`]), and
-//! later requests with the same text run the plan ([`run`]): the same SQL statements the
+//! validated once is compiled into a [`Plan`] ([`compile`]), kept by the text ([`Plans`]), and
+//! later requests with the same text run the plan ([`Execution`]): the same SQL statements the
 //! executor's resolvers run (except that on PostgreSQL a page or node and its one relation field
-//! can be one statement), with the rows written straight into the response text ([`json`]),
+//! can be one statement), with the rows written straight into the response text (`json`),
 //! without a future, a `Value` or a map per field.
 //!
 //! What a plan covers: query operations whose variables are of the built-in scalar types, made
@@ -46,6 +46,7 @@ pub use run::Execution;
 /// The API whose queries a plan answers: the two shape their roots and lists differently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Api {
+    /// The Simple API's: `all<Plural>`, `<Type>(…)` and `_all<Plural>Meta` at the root.
     Simple,
     /// `viewer { … }` at the root; lists are connections.
     Relay,

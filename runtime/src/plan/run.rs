@@ -26,11 +26,15 @@ use crate::storage::{Backend, Counter, Db, PlanReads, Row, Sql};
 
 /// A plan run for one request: the plan, and what it needs from the request.
 pub struct Execution<'a> {
+    /// The compiled query.
     pub plan: &'a Plan,
+    /// The service's database.
     pub db: &'a Db,
     /// The service's read permission rules.
     pub reads: &'a ReadTable,
+    /// Who asks: the request's principal, for its read permissions.
     pub principal: &'a Principal,
+    /// The request's variables, as sent.
     pub variables: &'a Variables,
     /// The statements of the run, added to the request's count when the run succeeds.
     pub counter: &'a Counter,

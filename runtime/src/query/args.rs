@@ -12,12 +12,20 @@ use crate::model::{ApiResult, DateTime, FieldMeta, IntoVal, Json, Kind, ModelMet
 /// extension as one list of order keys `(field index, descending)`, `orderBy` first.
 #[derive(Debug, Default)]
 pub struct ListArgs {
+    /// The parsed `filter` argument, not yet checked for 3033; `None` when absent or null.
     pub filter: Option<Cond>,
+    /// `orderBy` then the `orderByList` keys, as `(index in ModelMeta::fields, descending)`;
+    /// empty when neither is given.
     pub order: Vec<(usize, bool)>,
+    /// `skip`, as given (a negative value is rejected by [`ListArgs::page`]).
     pub skip: Option<i32>,
+    /// `after`: the id of the node the page starts after.
     pub after: Option<String>,
+    /// `before`: the id of the node the page ends before.
     pub before: Option<String>,
+    /// `first`, as given (checked by [`ListArgs::page`]).
     pub first: Option<i32>,
+    /// `last`, as given (checked by [`ListArgs::page`]).
     pub last: Option<i32>,
 }
 

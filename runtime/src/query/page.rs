@@ -12,12 +12,20 @@ pub const MAX_NODES: i32 = 1000;
 /// A checked list request: what to select and which slice of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Page {
+    /// The filter, checked to hold no `f_some/f_every/f_none: null`; `None` selects every node.
     pub filter: Option<Cond>,
+    /// The sort order, ending with the id.
     pub order: Order,
+    /// How many nodes to skip, after the cursors apply, from the end the page is read from
+    /// (the last nodes with `last`); `None` for none (a `skip` of 0 too), never negative.
     pub skip: Option<i32>,
+    /// The id of the node the page starts after (in `order`).
     pub after: Option<String>,
+    /// The id of the node the page ends before (in `order`).
     pub before: Option<String>,
+    /// Take the first `n` nodes; 0 to [`MAX_NODES`], never set with `last`.
     pub first: Option<i32>,
+    /// Take the last `n` nodes (read backwards); 0 to [`MAX_NODES`], never set with `first`.
     pub last: Option<i32>,
 }
 

@@ -329,7 +329,7 @@ fn partner_column(field: &RelFieldMeta) -> Option<String> {
 /// parent's id (null in the one row of a node without related nodes). A node's rows are
 /// consecutive, in the nodes' order, and hold its related nodes in their page's order (the
 /// nested loop a `LATERAL` reference requires keeps both orders, as for
-/// [`push_lateral_pages`]). The related page may not read backwards.
+/// `push_lateral_pages`). The related page may not read backwards.
 pub fn joined_page_statement(
     backend: Backend,
     owner: &ModelMeta,

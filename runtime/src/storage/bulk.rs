@@ -1,13 +1,13 @@
 //! Bulk writes and the look-ups that go with them (an NDF import's), inside a write
 //! transaction, in each database's fastest form.
 //!
-//! SQLite runs on the writer connection, where a statement of one row costs a microsecond or
-//! two: each look-up and each write is such a statement, prepared once per batch and run once
-//! per row ([`sqlite_each`]), which SQLite answers from its indexes without planning anything. PostgreSQL gets one
-//! statement per batch instead, every batch bound as one JSON parameter: a look-up probes the
-//! index once per value (`json_array_elements_text … WITH ORDINALITY`, the values' positions
-//! coming back), a write reads its rows with `json_populate_recordset`/`json_to_recordset`,
-//! which the planner joins to the table through its primary key.
+//! SQLite runs on the writer connection, where a statement of one row costs a microsecond or two:
+//! each look-up and each write is such a statement, prepared once per batch and run once per row
+//! (`sqlite_each`), which SQLite answers from its indexes without planning anything. PostgreSQL
+//! gets one statement per batch instead, every batch bound as one JSON parameter: a look-up probes
+//! the index once per value (`json_array_elements_text … WITH ORDINALITY`, the values' positions
+//! coming back), a write reads its rows with `json_populate_recordset`/`json_to_recordset`, which
+//! the planner joins to the table through its primary key.
 
 use std::collections::{HashMap, HashSet};
 
@@ -375,7 +375,10 @@ pub async fn insert_nodes(
 /// lists that became too long.
 #[derive(Default)]
 pub struct Appended {
+    /// The indexes in `lists` of the nodes that do not exist; nothing was appended for them.
     pub missing: Vec<usize>,
+    /// The indexes in `lists` of the lists longer than `max_chars` characters with the items
+    /// appended.
     pub too_long: Vec<usize>,
 }
 

@@ -18,7 +18,9 @@ use crate::model::Cells as _;
 /// Which SQL dialect a database speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
+    /// SQLite (`sqlite://PATH`).
     Sqlite,
+    /// PostgreSQL (`postgres://…` or `postgresql://…`).
     Postgres,
 }
 
@@ -61,7 +63,9 @@ pub struct Db {
 /// connections that are not pinged between statements (`postgres/statements.rs`).
 #[derive(Debug, Clone)]
 pub enum Pool {
+    /// SQLite: sea-orm's connection over a sqlx pool.
     Orm(DatabaseConnection),
+    /// PostgreSQL: the statement connections of `postgres/statements.rs`.
     Pg(statements::Statements),
 }
 
@@ -132,6 +136,7 @@ impl Db {
         }
     }
 
+    /// The database's dialect.
     pub fn backend(&self) -> Backend {
         self.backend
     }

@@ -80,9 +80,13 @@ pub async fn insert(
 /// A row taken for delivery.
 #[derive(Debug, Clone)]
 pub struct Taken {
+    /// The row's id, in the order the rows were written; what [`take`] removes once delivered.
     pub id: i64,
+    /// The name of the function to invoke.
     pub function: String,
+    /// The event, encoded as [`OutboxEntry::event`] was.
     pub event: String,
+    /// The id of the request whose mutation caused the event.
     pub request: String,
     /// The query's result, once worked out by an earlier attempt.
     pub payload: Option<String>,

@@ -12,15 +12,19 @@ use super::row::Row;
 use super::run::{Counted, Counter};
 use super::sqlite::readers;
 
-/// Where a compiled plan's reads run. On SQLite they run on the calling thread (`sqlite/readers.rs`) unless
-/// the plan's [`InlineReads`] says otherwise.
+/// Where a compiled plan's reads run. On SQLite they run on the calling thread
+/// (`sqlite/readers.rs`) unless the plan's [`InlineReads`] says otherwise.
 pub struct PlanReads<'a> {
+    /// The database read.
     pub db: &'a Db,
+    /// The request's counter, which gets one statement per read.
     pub counter: &'a Counter,
+    /// The plan's record of whether its reads fit on the calling thread.
     pub inline: &'a InlineReads,
 }
 
 impl PlanReads<'_> {
+    /// The database's dialect.
     pub fn backend(&self) -> Backend {
         self.db.backend
     }
@@ -61,7 +65,7 @@ const MAX_SKIPPED: u32 = 1024;
 
 /// Whether a compiled plan's SQLite reads run on the calling thread. After a statement too long
 /// for it (its work, a cold cache, or the thread descheduled under load), the plan's next read
-/// goes through sqlx's pool; after consecutive ones, the next 2, 4, … up to [`MAX_SKIPPED`].
+/// goes through sqlx's pool; after consecutive ones, the next 2, 4, … up to 1024.
 /// A read that fits starts the count again. So a plan whose reads are long costs the calling
 /// thread one interrupted attempt per 1024 reads, and one that met a passing delay is back on
 /// the fast path after a read or two.

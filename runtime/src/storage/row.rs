@@ -10,8 +10,11 @@ use crate::model::{Cells, DateText, ValRow, parse_datetime};
 /// `sqlite/writer.rs` (mutations), or on PostgreSQL by `postgres/pipeline.rs` (compiled plans).
 #[derive(Debug)]
 pub enum Row {
+    /// A row read through sea-orm and sqlx (either database).
     Orm(QueryResult),
+    /// A row read on SQLite's own connections (`sqlite/readers.rs`, `sqlite/writer.rs`).
     Lite(LiteRow),
+    /// A row read on PostgreSQL's pipelined connections (`postgres/pipeline.rs`).
     Pipe(tokio_postgres::Row),
     /// Values, not read from a database (a node as a function changed it).
     Values(ValRow),
@@ -61,7 +64,7 @@ impl Cells for Row {
 }
 
 /// sqlx's rows: PostgreSQL's binary values of the common types are read directly
-/// ([`pg_binary`]), everything else through sqlx's decoders.
+/// (`postgres/binary.rs`), everything else through sqlx's decoders.
 impl Cells for QueryResult {
     fn text(&self, idx: usize) -> Result<Option<&str>, DbErr> {
         match pg_binary(self, idx, &oid::TEXT) {

@@ -16,8 +16,11 @@ use crate::model::ApiError;
 /// [`Row`]s, read through `Cells` whichever driver read them.
 #[async_trait::async_trait]
 pub trait Statements: Sync {
+    /// The dialect the statements must be written in.
     fn backend(&self) -> Backend;
+    /// Runs a query; returns every row it gives.
     async fn all(&self, sql: Sql) -> Result<Vec<Row>, DbErr>;
+    /// Runs a query; returns its first row, `None` when it gives none.
     async fn one(&self, sql: Sql) -> Result<Option<Row>, DbErr>;
     /// Runs a write; returns how many rows it changed.
     async fn execute(&self, sql: Sql) -> Result<u64, DbErr>;
@@ -171,7 +174,9 @@ impl From<OverBudget> for ApiError {
 
 /// Statements run on `conn` (a pool or a transaction) and counted in the request's `counter`.
 pub struct Counted<'a, C: Statements + ?Sized> {
+    /// Where the statements run.
     pub conn: &'a C,
+    /// The request's counter, which gets one more statement per run.
     pub counter: &'a Counter,
 }
 
@@ -181,16 +186,19 @@ impl<C: Statements + ?Sized> Counted<'_, C> {
         self.conn.backend()
     }
 
+    /// [`Statements::all`], counted.
     pub async fn all(&self, sql: Sql) -> Result<Vec<Row>, DbErr> {
         self.counter.add(1);
         self.conn.all(sql).await
     }
 
+    /// [`Statements::one`], counted.
     pub async fn one(&self, sql: Sql) -> Result<Option<Row>, DbErr> {
         self.counter.add(1);
         self.conn.one(sql).await
     }
 
+    /// [`Statements::execute`], counted: how many rows the write changed.
     pub async fn execute(&self, sql: Sql) -> Result<u64, DbErr> {
         self.counter.add(1);
         self.conn.execute(sql).await

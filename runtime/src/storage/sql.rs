@@ -22,6 +22,7 @@ pub struct Sql {
 }
 
 impl Sql {
+    /// An empty statement in `backend`'s dialect.
     pub fn new(backend: Backend) -> Self {
         Self {
             backend,
@@ -30,6 +31,7 @@ impl Sql {
         }
     }
 
+    /// The dialect the statement is written in.
     pub fn backend(&self) -> Backend {
         self.backend
     }
@@ -216,6 +218,7 @@ impl Sql {
         }
     }
 
+    /// The statement text built so far, with its placeholders.
     pub fn text(&self) -> &str {
         &self.text
     }
@@ -235,6 +238,7 @@ impl Sql {
         }
     }
 
+    /// The statement as sea-orm runs it: the text and its values, for the backend's dialect.
     pub fn into_statement(self) -> Statement {
         let backend = match self.backend {
             Backend::Sqlite => DbBackend::Sqlite,

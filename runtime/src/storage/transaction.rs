@@ -24,10 +24,12 @@ impl OrmTx {
         OrmTx { tx, _turn: turn }
     }
 
+    /// Commits the transaction, then gives up the write turn.
     pub async fn commit(self) -> Result<(), DbErr> {
         self.tx.commit().await
     }
 
+    /// Rolls the transaction back, then gives up the write turn.
     pub async fn rollback(self) -> Result<(), DbErr> {
         self.tx.rollback().await
     }
@@ -36,6 +38,8 @@ impl OrmTx {
 /// What a mutation writes in ([`super::Db::begin_write`]): a transaction, rolled back when dropped
 /// uncommitted, or a single statement that is its own transaction.
 pub enum Tx {
+    /// Through sqlx: PostgreSQL, and SQLite when the calling thread cannot take it (unbounded
+    /// work, another process holding the write lock, a database that is not a file).
     Orm(OrmTx),
     /// SQLite, on the calling thread.
     Lite(writer::WriteTx),

@@ -13,6 +13,7 @@ use crate::model::validate::relations::{End, groups};
 /// One `onDelete: CASCADE` field: deleting a node of `end.owner` deletes the `end.target` nodes.
 type Edge<'a> = End<'a>;
 
+/// Reports a relation whose two fields both cascade, and every cycle of cascades between types.
 pub fn check(ast: &Ast, diags: &mut Diagnostics) {
     let cascades = |end: &End| on_delete(&end.field.directives) == OnDelete::Cascade;
     // Side B of a relation that cascades both ways is reported here and left out of the graph,

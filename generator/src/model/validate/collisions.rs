@@ -16,6 +16,7 @@ use crate::model::validate::relations;
 use crate::naming;
 use crate::source::Span;
 
+/// Reports every user-chosen name that clashes with a derived name (see the module docs).
 pub fn check(ast: &Ast, diags: &mut Diagnostics) {
     generated_types(ast, diags);
     root_fields(ast, diags);

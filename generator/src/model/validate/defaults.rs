@@ -19,13 +19,17 @@ const MAX_TEXT: usize = 262_144;
 pub enum Invalid {
     /// 2011: `'{text}' is not a valid value for type '{type_identifier}'`.
     Value {
+        /// The literal's text as the message shows it.
         text: String,
+        /// The reference's name of the field's type (`GraphQLID`, `Int`, `Enum`, …).
         type_identifier: String,
     },
     /// 3007.
     TooLong,
 }
 
+/// Reports every `@defaultValue` and `@migrationValue` of a scalar or enum field that is not a
+/// value of the field's type (2011) or is too long (3007).
 pub fn check(ast: &Ast, diags: &mut Diagnostics) {
     for (_, o, f) in ast.fields() {
         let shape = Shape::of(&f.ty);

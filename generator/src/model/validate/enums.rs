@@ -9,6 +9,7 @@ use crate::model::validate::ticked;
 
 const MAX_VALUE_LEN: usize = 191;
 
+/// Reports enums without values and every value that breaks a rule of this module.
 pub fn check(ast: &Ast, diags: &mut Diagnostics) {
     for e in &ast.enums {
         let name = e.def.name.as_str();

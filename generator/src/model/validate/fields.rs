@@ -24,6 +24,7 @@ const KNOWN: [(&str, Option<&str>); 6] = [
     ("rename", Some("oldName")),
 ];
 
+/// Reports every field that breaks a rule of this module, type by type.
 pub fn check(ast: &Ast, diags: &mut Diagnostics) {
     for o in &ast.objects {
         let mut seen = HashSet::new();

@@ -31,6 +31,7 @@ fn invalid(name: &str, entity: &str) -> String {
     format!("'{name}' is not a valid name for a{entity}.")
 }
 
+/// Reports every invalid name of a model, field, relation or enum type (error 2008).
 pub fn check(ast: &Ast, diags: &mut Diagnostics) {
     for o in &ast.objects {
         let name = o.def.name.as_str();

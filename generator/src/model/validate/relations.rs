@@ -56,6 +56,8 @@ pub(super) fn groups<'a>(ast: &Ast<'a>) -> Vec<(&'a str, Vec<End<'a>>)> {
     groups
 }
 
+/// Reports every relation name written on the wrong number of fields, and the two fields of a
+/// relation when they do not point at each other's types.
 pub fn check(ast: &Ast, diags: &mut Diagnostics) {
     for (name, ends) in groups(ast) {
         let Some(first) = ends.first() else {

@@ -8,6 +8,7 @@ use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::model::lower::{Ast, Shape, Target, relation_name};
 use crate::syntax::config::Config;
 
+/// Reports every permission and hook function of `config` that does not fit the data model.
 pub fn check(ast: &Ast, config: &Config, diags: &mut Diagnostics) {
     let relations: Vec<&str> = ast
         .fields()

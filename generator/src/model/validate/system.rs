@@ -14,6 +14,8 @@ use crate::source::{FileId, SYSTEM_TYPES};
 /// The name of the system type of uploaded files.
 pub const FILE: &str = "File";
 
+/// Reports an enum named `File`, and a `File` type of the service's own that lacks a system field
+/// or declares one otherwise than the built-in definition.
 pub fn check(ast: &Ast, diags: &mut Diagnostics) {
     for e in ast.enums.iter().filter(|e| e.def.name == FILE) {
         diags.push(

@@ -11,6 +11,7 @@ use crate::source::FileId;
 
 const ISSUE_817: &str = "See: https://github.com/graphcool/framework/issues/817";
 
+/// Reports every type definition that breaks a rule of this module.
 pub fn check(ast: &Ast, diags: &mut Diagnostics) {
     for o in &ast.objects {
         let name = o.def.name.as_str();

@@ -115,6 +115,8 @@ impl std::fmt::Debug for Connections {
 }
 
 impl Connections {
+    /// The connection resolvers of every model of the service `S`, collected by visiting its
+    /// records.
     pub fn of<S: ServiceDef>() -> Arc<Connections> {
         struct Collect(Vec<(&'static ModelMeta, ConnectionFn, EdgeFn)>);
         impl Visitor for Collect {

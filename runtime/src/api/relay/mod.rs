@@ -1,11 +1,11 @@
 //! The Relay API (reference §3): the same nodes, permissions and engine as the Simple API, in
 //! the schema conventions of the Relay client framework. Its root query type holds `viewer` and
-//! `node(id)` ([`query`]); lists are connections with page facts and a count ([`connection`]);
+//! `node(id)` ([`Query`]); lists are connections with page facts and a count ([`Connections`]);
 //! the model types are the Simple API's, with to-many relation fields as connections
-//! ([`fields`], chosen by [`crate::api::shape`]).
+//! ([`relation_fields`], chosen by [`crate::api::shape`]).
 //!
 //! Its mutations, model and relation ones and the `deleteMany`/`updateMany` extensions, take
-//! `input` with `clientMutationId` and answer payloads ([`mutation`], reference §3.2).
+//! `input` with `clientMutationId` and answer payloads ([`Mutation`], reference §3.2).
 
 mod connection;
 mod fields;

@@ -233,6 +233,8 @@ impl std::fmt::Debug for Writes {
 }
 
 impl Writes {
+    /// The mutation resolvers of every model of the service `S`, collected by visiting its
+    /// records.
     pub fn of<S: ServiceDef>() -> Arc<Writes> {
         struct Collect<S>(Vec<(&'static ModelMeta, WriteFn)>, PhantomData<fn() -> S>);
         impl<S: ServiceDef> Visitor for Collect<S> {

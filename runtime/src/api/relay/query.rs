@@ -56,6 +56,8 @@ impl<S> Default for Viewer<S> {
 pub struct ViewerFields(HashMap<String, ViewerField>);
 
 impl ViewerFields {
+    /// The viewer's fields of the service `S`: `all<Plural>` and `<Type>` per model, `user`
+    /// when the service has a model named `User`, `id`, and the resolver functions' fields.
     pub fn of<S: ServiceDef>() -> Arc<ViewerFields> {
         let mut by_name = HashMap::new();
         for m in S::META.models {

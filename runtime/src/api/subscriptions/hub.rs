@@ -95,6 +95,8 @@ impl Drop for Listening {
 }
 
 impl Hub {
+    /// The hub of the service whose engine state is `state`, fed by `bus`; it starts listening
+    /// when the first stream registers.
     pub fn new(bus: Arc<dyn EventBus>, state: Arc<State>) -> Arc<Hub> {
         Arc::new(Hub {
             bus,
@@ -109,6 +111,7 @@ impl Hub {
         &self.bus
     }
 
+    /// What the hub has done since the server started.
     pub fn counts(&self) -> &Counts {
         &self.counts
     }

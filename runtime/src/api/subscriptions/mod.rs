@@ -1,8 +1,8 @@
 //! The Subscription root of the Simple API (reference §4.3): `<Type>(filter:
 //! <Type>SubscriptionFilter): <Type>SubscriptionPayload` per model. A subscription field is a
-//! stream: it listens to the service's [`EventBus`] and, for every event of its model that its
-//! filter lets through ([`filter`]), answers its selection on the event's payload
-//! ([`payload`]), resolved like a query's, with the subscriber's read permissions.
+//! stream: it listens to the service's [`EventBus`](crate::events::EventBus) and, for every
+//! event of its model that its filter lets through (`filter`), answers its selection on the
+//! event's payload (`payload`), resolved like a query's, with the subscriber's read permissions.
 //!
 //! Each event is resolved with a request of its own (`engine::Request`, holding the
 //! subscriber's principal): batches and permission checks never carry over from one event to

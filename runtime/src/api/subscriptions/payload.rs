@@ -24,10 +24,18 @@ use crate::model::{ApiError, FieldMeta, ModelMeta, Val, format_datetime};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
 #[graphql(name = "_ModelMutationType")]
 pub enum ModelMutationType {
+    // Only for rustdoc: a `///` comment would become the value's description in the schema;
+    // outside rustdoc the lint cannot see these docs, hence the `allow`.
+    #[cfg_attr(doc, doc = "`CREATED`: the node was created.")]
+    #[cfg_attr(not(doc), allow(missing_docs))]
     #[graphql(name = "CREATED")]
     Created,
+    #[cfg_attr(doc, doc = "`UPDATED`: the node was updated.")]
+    #[cfg_attr(not(doc), allow(missing_docs))]
     #[graphql(name = "UPDATED")]
     Updated,
+    #[cfg_attr(doc, doc = "`DELETED`: the node was deleted.")]
+    #[cfg_attr(not(doc), allow(missing_docs))]
     #[graphql(name = "DELETED")]
     Deleted,
 }

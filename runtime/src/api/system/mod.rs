@@ -58,6 +58,7 @@ fn coded(code: u32, message: String) -> async_graphql::Error {
     async_graphql::Error::new(message).extend_with(|_, e| e.set("code", code))
 }
 
+/// The System API's root query type: `viewer`.
 #[derive(Debug, Default)]
 pub struct SystemQuery;
 
@@ -120,6 +121,7 @@ impl Viewer {
     }
 }
 
+/// The service as the CLI reads it: its id, name, alias and root tokens.
 #[derive(Debug, SimpleObject)]
 #[graphql(name = "Project")]
 pub struct Project {
@@ -133,6 +135,7 @@ pub struct Project {
     permanent_auth_tokens: PermanentAuthTokenConnection,
 }
 
+/// The service's root tokens, all in one page.
 #[derive(Debug, SimpleObject)]
 #[graphql(name = "PermanentAuthTokenConnection")]
 pub struct PermanentAuthTokenConnection {
@@ -140,6 +143,7 @@ pub struct PermanentAuthTokenConnection {
     edges: Vec<PermanentAuthTokenEdge>,
 }
 
+/// One root token; its cursor is the token's id.
 #[derive(Debug, SimpleObject)]
 #[graphql(name = "PermanentAuthTokenEdge")]
 pub struct PermanentAuthTokenEdge {
@@ -170,9 +174,12 @@ impl fmt::Debug for PermanentAuthToken {
     }
 }
 
+/// The System API's root mutation type: `generateNodeToken`, `generateUserToken` and
+/// `authenticateCustomer`.
 #[derive(Debug, Default)]
 pub struct SystemMutation;
 
+/// The input of `generateNodeToken`.
 #[derive(InputObject)]
 #[graphql(name = "GenerateNodeTokenInput")]
 pub struct GenerateNodeTokenInput {
@@ -195,6 +202,7 @@ pub struct GenerateNodeTokenInput {
     client_mutation_id: Option<String>,
 }
 
+/// The answer of `generateNodeToken`: the node token.
 #[derive(Debug, SimpleObject)]
 #[graphql(name = "GenerateNodeTokenPayload")]
 pub struct GenerateNodeTokenPayload {
@@ -222,6 +230,7 @@ pub struct GenerateUserTokenInput {
     client_mutation_id: Option<String>,
 }
 
+/// The answer of `generateUserToken`: the node token.
 #[derive(Debug, SimpleObject)]
 #[graphql(name = "GenerateUserTokenPayload")]
 pub struct GenerateUserTokenPayload {
@@ -231,6 +240,7 @@ pub struct GenerateUserTokenPayload {
     client_mutation_id: Option<String>,
 }
 
+/// The input of `authenticateCustomer`.
 #[derive(InputObject)]
 #[graphql(name = "AuthenticateCustomerInput")]
 pub struct AuthenticateCustomerInput {
@@ -241,6 +251,7 @@ pub struct AuthenticateCustomerInput {
     client_mutation_id: Option<String>,
 }
 
+/// The answer of `authenticateCustomer`: a platform token and the operator it acts for.
 #[derive(Debug, SimpleObject)]
 #[graphql(name = "AuthenticateCustomerPayload")]
 pub struct AuthenticateCustomerPayload {

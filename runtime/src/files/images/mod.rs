@@ -34,8 +34,12 @@ pub enum Served {
     Original(Stored),
     /// A computed variant; `cached` when it was read from the store.
     Variant {
+        /// The file the variant was computed from (its name and content type are the
+        /// variant's).
         stored: Stored,
+        /// The variant's bytes, in the format of the file.
         bytes: Bytes,
+        /// Whether the variant was read from the store rather than computed now.
         cached: bool,
     },
 }
@@ -67,6 +71,8 @@ pub struct Images {
 }
 
 impl Images {
+    /// The Image API over the stored files `files`, computing at most one variant per core at
+    /// once.
     pub fn new(files: Arc<Files>) -> Images {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Images {
@@ -78,6 +84,7 @@ impl Images {
         }
     }
 
+    /// The stored files the images are read from.
     pub fn files(&self) -> &Files {
         &self.files
     }

@@ -9,9 +9,13 @@ pub const MAX_SIDE: u32 = 10_000;
 /// An area of the image: `width` × `height` pixels from (`x`, `y`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Crop {
+    /// The left edge, in pixels from the image's left.
     pub x: u32,
+    /// The top edge, in pixels from the image's top.
     pub y: u32,
+    /// The width in pixels.
     pub width: u32,
+    /// The height in pixels.
     pub height: u32,
 }
 
@@ -19,9 +23,19 @@ pub struct Crop {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Resize {
     /// `WxH`: as large as fits inside the box, keeping the aspect ratio.
-    Fit { width: u32, height: u32 },
+    Fit {
+        /// The box's width in pixels.
+        width: u32,
+        /// The box's height in pixels.
+        height: u32,
+    },
     /// `WxH!`: exactly this size.
-    Exact { width: u32, height: u32 },
+    Exact {
+        /// The width in pixels.
+        width: u32,
+        /// The height in pixels.
+        height: u32,
+    },
     /// `Wx`: this width, keeping the aspect ratio.
     Width(u32),
     /// `xH`: this height, keeping the aspect ratio.
@@ -74,7 +88,9 @@ impl Resize {
 /// The operations of one address.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ops {
+    /// The crop, applied first; `None` keeps the whole image.
     pub crop: Option<Crop>,
+    /// The resize, applied after the crop; `None` keeps the size.
     pub resize: Option<Resize>,
 }
 

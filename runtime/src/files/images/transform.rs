@@ -4,7 +4,7 @@
 //! image is within [`MAX_INPUT_SIDE`], so a small file that claims huge dimensions costs nothing.
 //!
 //! A JPEG made at least half as small is decoded shrunk (as sharp's shrink-on-load does): by
-//! libjpeg-turbo's scaled IDCT ([`decode_shrunk`]), at 1/2, 1/4 or 1/8 of its size, then
+//! libjpeg-turbo's scaled IDCT (`decode_shrunk`), at 1/2, 1/4 or 1/8 of its size, then
 //! resized the rest of the way. The variant's size is computed from the full size either way.
 
 use std::io::Cursor;
@@ -43,7 +43,7 @@ fn supported(format: ImageFormat) -> bool {
 ///
 /// A decoder that panics on a malformed file refuses that file like any other it cannot read, so
 /// the request gets a clear answer; the known case (a PNG palette of a length the format does not
-/// allow, which panicked in the `png` crate) is refused before decoding, in [`open`].
+/// allow, which panicked in the `png` crate) is refused before decoding, in `open`.
 pub fn apply(source: &[u8], ops: &Ops) -> Result<Vec<u8>, Refused> {
     std::panic::catch_unwind(|| variant(source, ops)).unwrap_or_else(|_| {
         Err(Refused(

@@ -1,13 +1,13 @@
 //! `POST /simple/v1/<id>/import` (reference §8.3): one NDF document written in one
 //! transaction, or not at all.
 //!
-//! The document is read on a blocking thread ([`elements`]): each element against the model,
-//! and what the document alone decides (an id or a unique value given twice, a to-one node given
-//! two partners). Then, inside the write transaction (`storage/bulk.rs`), what the database decides:
+//! The document is read on a blocking thread (`elements`): each element against the model, and what
+//! the document alone decides (an id or a unique value given twice, a to-one node given two
+//! partners). Then, inside the write transaction (`storage/bulk.rs`), what the database decides:
 //! ids and unique values taken already, the nodes that lists and edges name, and the partners
-//! to-one sides have. The answer lists every failing element with its `index`; when there is
-//! one, the transaction is rolled back and nothing is written. Checking inside the transaction
-//! means no other write can slip in between a check and the write it allows.
+//! to-one sides have. The answer lists every failing element with its `index`; when there is one,
+//! the transaction is rolled back and nothing is written. Checking inside the transaction means no
+//! other write can slip in between a check and the write it allows.
 //!
 //! Imports bypass permissions and fire no events (§8.3); lists are appended to what the node
 //! holds, an edge that exists already is skipped.
@@ -29,7 +29,9 @@ use crate::storage::{Counted, Counter, Tx, WriteUnit};
 /// One element that cannot be imported.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Failure {
+    /// The element's position in the document's `values`, from 0.
     pub index: usize,
+    /// Why the element cannot be imported.
     pub message: String,
 }
 

@@ -21,69 +21,109 @@ pub use render::render;
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CmpOp {
+    /// `=`: the bare key `f`.
     Eq,
+    /// `<>`: `f_not`.
     Ne,
+    /// `<`: `f_lt`.
     Lt,
+    /// `<=`: `f_lte`.
     Le,
+    /// `>`: `f_gt`.
     Gt,
+    /// `>=`: `f_gte`.
     Ge,
 }
 
 /// Where a `LIKE` pattern is anchored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LikeKind {
+    /// Anywhere in the value (`f_contains`, `f_not_contains`): `%text%`.
     Contains,
+    /// At the start of the value (`f_starts_with`, `f_not_starts_with`): `text%`.
     StartsWith,
+    /// At the end of the value (`f_ends_with`, `f_not_ends_with`): `%text`.
     EndsWith,
 }
 
 /// A parsed filter condition over one model's columns (`field` indexes `ModelMeta::fields`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cond {
+    /// Matches every node (`true`) or none (`false`), e.g. an empty `OR` or `f_in: []`.
     Const(bool),
+    /// All of the conditions hold (`AND`, and sibling keys); empty matches everything.
     All(Vec<Cond>),
+    /// At least one of the conditions holds (`OR`); empty matches everything.
     Any(Vec<Cond>),
+    /// `f: null` (`IS NULL`) or `f_not: null` (`IS NOT NULL`).
     IsNull {
+        /// The field's index in `ModelMeta::fields`.
         field: usize,
+        /// `IS NOT NULL` instead of `IS NULL`.
         negate: bool,
     },
+    /// A comparison with a constant; a null constant never reaches here (it matches nothing,
+    /// or is an [`Cond::IsNull`]).
     Cmp {
+        /// The field's index in `ModelMeta::fields`.
         field: usize,
+        /// The operator, from the key's suffix.
         op: CmpOp,
+        /// The constant, converted to the field's kind.
         val: Val,
     },
+    /// `f_in` / `f_not_in` with a non-empty list of constants.
     In {
+        /// The field's index in `ModelMeta::fields`.
         field: usize,
+        /// The listed values, never empty.
         vals: Vec<Val>,
+        /// `NOT IN` (`f_not_in`) instead of `IN`.
         negate: bool,
     },
+    /// A `_contains`-style match with a constant string, in which `%`, `_` and `\` match
+    /// literally; case-insensitive.
     Like {
+        /// The field's index in `ModelMeta::fields`.
         field: usize,
+        /// Where the text must occur.
         kind: LikeKind,
+        /// The text as given, not yet escaped.
         text: String,
+        /// The `_not_…` form: the text must not occur there.
         negate: bool,
     },
     /// Compares a field with a column of the node a permission query is evaluated for (the
     /// outer row [`OUTER`]); equality is null-safe, as `f: $var` with a null variable means
     /// `f IS NULL`.
     CmpOuter {
+        /// The field's index in `ModelMeta::fields`.
         field: usize,
+        /// The operator; `_in` becomes `Eq` and `_not_in` `Ne`.
         op: CmpOp,
+        /// The outer row's column, as named in the marker from [`outer_value`].
         column: String,
         /// The outer column can be null (equality must then match null with null).
         nullable: bool,
     },
     /// `_contains`-style match against a column of the outer row, matched literally.
     LikeOuter {
+        /// The field's index in `ModelMeta::fields`.
         field: usize,
+        /// Where the outer column's value must occur.
         kind: LikeKind,
+        /// The outer row's column, as named in the marker from [`outer_value`].
         column: String,
+        /// The `_not_…` form: the value must not occur there.
         negate: bool,
     },
     /// A condition on the nodes related through `meta.relations[rel]`.
     Rel {
+        /// The relation field's index in `ModelMeta::relations`.
         rel: usize,
+        /// How many of the related nodes must match.
         quant: Quant,
+        /// The condition on a related node, over the related model's fields.
         cond: Box<Cond>,
     },
     /// `f_some/f_every/f_none: null`, reported as 3033 when the query runs (parsing cannot carry

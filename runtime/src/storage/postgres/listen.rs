@@ -38,10 +38,20 @@ pub const NOTIFY_SCHEMA_CHANGED: &str =
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Notice {
     /// A notification.
-    Send { channel: String, payload: String },
+    Send {
+        /// The channel to notify (for the servers' events, the one [`events_channel`] names).
+        channel: String,
+        /// The notification's text, small enough for PostgreSQL's limit (8000 bytes).
+        payload: String,
+    },
     /// A payload too large for a notification, kept in the event table under `id` for the
     /// listeners to read; a notification that names it follows.
-    Keep { id: String, payload: String },
+    Keep {
+        /// The event-table row's id (a cuid), which the notification names.
+        id: String,
+        /// The text kept, read by the listeners in place of a notification's.
+        payload: String,
+    },
 }
 
 /// Sends `notices` in the transaction `tx`: the kept payloads are written to the event table

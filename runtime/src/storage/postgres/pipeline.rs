@@ -4,22 +4,22 @@
 //! several requests of that thread use at once. Their statements are pipelined: each is sent as
 //! soon as it is issued, behind those still running, and the answers come back in order. Under
 //! load one PostgreSQL wake-up then serves several statements, where a connection per statement
-//! (`statements.rs`) wakes a backend process, and the HTTP worker after it, once per statement; and the
-//! rows are read straight from the protocol's binary values, without sqlx's row stream and
-//! per-cell type checks.
+//! (`statements.rs`) wakes a backend process, and the HTTP worker after it, once per statement;
+//! and the rows are read straight from the protocol's binary values, without sqlx's row stream
+//! and per-cell type checks.
 //!
 //! A thread sends its statements to the first of its connections that is not stalled: one with
-//! statements in flight that has answered none for [`STALLED`] (it is running a slow one, which
-//! those queued behind it wait for). When all are stalled it opens another, up to [`PER_THREAD`].
+//! statements in flight that has answered none for 2 ms (it is running a slow one, which those
+//! queued behind it wait for). When all are stalled it opens another, up to 4 per thread.
 //! So under load a thread's statements share one connection, and a slow statement holds back
 //! only the statements sent behind it before it was found stalled. Statements are prepared
 //! once per connection with the parameter types sqlx would send (so PostgreSQL resolves them the
-//! same way) and kept, up to [`STATEMENTS`] per connection.
+//! same way) and kept, up to 256 per connection.
 //!
 //! Anything this path cannot do goes to sqlx as before, and answers exactly as it did: a value of
 //! a type it does not bind, no runtime to run a connection on, every connection taken
-//! ([`Pipeline`]'s bound), a connection that cannot be opened, or a statement that fails (sqlx runs
-//! it again and reports what happens). A connection is a
+//! ([`Pipeline`]'s bound), a connection that cannot be opened, or a statement that fails (sqlx
+//! runs it again and reports what happens). A connection is a
 //! [`tokio_postgres`] client, whose connection task runs on the thread that opened it; a request
 //! dropped mid-statement leaves its answer to that task, which discards it.
 
@@ -181,7 +181,7 @@ impl Pipeline {
     /// when this path cannot serve it (TLS asked for, or the connection fails, e.g. for a
     /// password it would read from a password file), and every read goes through sqlx.
     /// `statements` are the connections for single statements, whose idle ones are closed when a
-    /// connection here is lost (the server most likely ended them too; see [`Pipeline::open`]).
+    /// connection here is lost (the server most likely ended them too; see `Pipeline::open`).
     pub async fn connect(
         url: &str,
         max: usize,

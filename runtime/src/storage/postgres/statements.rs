@@ -295,10 +295,14 @@ impl Statements {
         }
     }
 
+    /// Runs a statement that returns rows and gives all of them (a `SELECT` on a dead reused
+    /// connection is run again on a new one).
     pub async fn query_all(&self, stmt: &Statement) -> Result<Vec<QueryResult>, DbErr> {
         self.read(stmt, false).await
     }
 
+    /// Runs a statement that returns rows and gives the first, `None` when there is none (a
+    /// `SELECT` on a dead reused connection is run again on a new one).
     pub async fn query_one(&self, stmt: &Statement) -> Result<Option<QueryResult>, DbErr> {
         Ok(self.read(stmt, true).await?.into_iter().next())
     }
@@ -316,6 +320,8 @@ impl Statements {
         }
     }
 
+    /// Runs SQL text as it is, without parameters or a prepared statement (DDL, for one); like
+    /// [`Self::execute`], never repeated.
     pub async fn execute_unprepared(&self, sql: &str) -> Result<ExecResult, DbErr> {
         let mut lease = self.lease().await?;
         match lease.conn().execute(AssertSqlSafe(sql.to_owned())).await {

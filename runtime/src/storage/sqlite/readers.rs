@@ -7,9 +7,9 @@
 //! thread that asks, on a read-only connection of its own (rusqlite over the same bundled
 //! libsqlite3), and each row is copied once, into one text buffer.
 //!
-//! A statement may take [`MAX_STEPS`] virtual-machine steps on the calling thread (about 2 ms of
-//! SQLite's work; a 100-row page takes about 5 000), and [`MAX_WAIT`] in all (for reading the
-//! disk, or an expensive single step). One that needs more is interrupted and reported as
+//! A statement may take 200 000 virtual-machine steps on the calling thread (about 2 ms of
+//! SQLite's work; a 100-row page takes about 5 000), and 20 ms in all (for reading the disk, or
+//! an expensive single step). One that needs more is interrupted and reported as
 //! [`Refused::TooLong`]; the caller then runs it through sqlx's pool, whose thread does the long
 //! work while the HTTP worker goes on with other requests. The steps are the main bound because
 //! they do not count the time the thread is descheduled: a wall-clock budget of 2 ms, tried
@@ -47,7 +47,7 @@ const CACHED_STATEMENTS: usize = 64;
 /// Why a statement was not answered here.
 #[derive(Debug)]
 pub enum Refused {
-    /// It needed more than [`MAX_STEPS`] or [`MAX_WAIT`].
+    /// It needed more than 200 000 steps or 20 ms.
     TooLong,
     /// Anything else: the database was busy, a value of a type this path does not read, …
     Failed(String),
