@@ -265,6 +265,16 @@ fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true")
 }
 
+/// What the run does with a block.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Can {
+    Run,
+    /// Skip this block only.
+    Skip,
+    /// Skip this block and every block after it.
+    Stop,
+}
+
 /// A free TCP port on the loopback interface.
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -314,18 +324,28 @@ impl Reader {
     }
 
     /// Whether the block can run here; a notice when it cannot (a failure in CI).
-    fn can_run(&self, block: &Block) -> bool {
-        let (have, what) = match block.attrs.get("needs").map(String::as_str) {
-            None => return true,
-            Some("node") => (self.node, "`node` and `npm` on the PATH"),
-            Some("postgres") => (self.postgres, "PostgreSQL at 127.0.0.1:5432"),
+    ///
+    /// Without Node.js the rest of the run is skipped too: the guide's later answers count what
+    /// its Node.js clients wrote. The PostgreSQL blocks of the guide only move the service to
+    /// another database, so the pages after them run on SQLite as well.
+    fn can_run(&self, block: &Block) -> Can {
+        let (have, what, then) = match block.attrs.get("needs").map(String::as_str) {
+            None => return Can::Run,
+            Some("node") => (self.node, "`node` and `npm` on the PATH", Can::Stop),
+            Some("postgres") => (self.postgres, "PostgreSQL at 127.0.0.1:5432", Can::Skip),
             Some(other) => panic!("{}: needs={other}: node or postgres", block.place()),
         };
-        if !have {
-            assert!(!in_ci(), "{}: CI=true, but no {what}", block.place());
-            eprintln!("notice: {}: skipped, no {what}", block.place());
+        if have {
+            return Can::Run;
         }
-        have
+        assert!(!in_ci(), "{}: CI=true, but no {what}", block.place());
+        let rest = if then == Can::Stop {
+            " with every block after it"
+        } else {
+            ""
+        };
+        eprintln!("notice: {}: skipped{rest}, no {what}", block.place());
+        then
     }
 
     /// Runs a bash script in the carried state; returns its stdout, or why it failed.
@@ -474,6 +494,20 @@ fn workspace() -> PathBuf {
 
 #[test]
 fn the_guide_and_the_api_pages_run_as_written() {
+    // The pages' commands are a reader's: curl, and jq to pick values out of answers.
+    let missing: Vec<&str> = ["curl", "jq"].into_iter().filter(|p| !runs(p)).collect();
+    if !missing.is_empty() {
+        assert!(
+            !in_ci(),
+            "CI=true, but `{}` is not on the PATH",
+            missing.join("`, `")
+        );
+        eprintln!(
+            "notice: `{}` is missing; skipping the guide's and the API pages' examples",
+            missing.join("`, `")
+        );
+        return;
+    }
     let mut all = Vec::new();
     for page in PAGES {
         let markdown = std::fs::read_to_string(workspace().join(page))
@@ -487,12 +521,13 @@ fn the_guide_and_the_api_pages_run_as_written() {
     }
     let schema = PostgresSchema::create();
     let reader = Reader::new(free_port(), schema.as_ref().map(|s| s.url.as_str()));
-    // Reading the PostgreSQL section without PostgreSQL would leave the rest on SQLite, which
-    // the pages after it do not expect: a block's notice says which were skipped.
+    // A block that cannot run here is skipped with a notice (`Reader::can_run`).
     let mut failures = Vec::new();
     for block in &all {
-        if !reader.can_run(block) {
-            continue;
+        match reader.can_run(block) {
+            Can::Run => {}
+            Can::Skip => continue,
+            Can::Stop => break,
         }
         if let Err(why) = reader.run(block) {
             failures.push(format!("{}: {why}", block.place()));
