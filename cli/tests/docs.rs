@@ -519,10 +519,11 @@ fn the_guide_and_the_api_pages_run_as_written() {
         assert!(runs.count() > 0, "{page} has no runnable block");
         all.extend(found);
     }
-    let schema = PostgresSchema::create();
+    let schema = PostgresSchema::create("svc_cli_docs");
     let reader = Reader::new(free_port(), schema.as_ref().map(|s| s.url.as_str()));
     // A block that cannot run here is skipped with a notice (`Reader::can_run`).
-    let mut failures = Vec::new();
+    // What follows a failed block depends on it: the run stops at the first failure.
+    let mut failure = None;
     for block in &all {
         match reader.can_run(block) {
             Can::Run => {}
@@ -530,14 +531,16 @@ fn the_guide_and_the_api_pages_run_as_written() {
             Can::Stop => break,
         }
         if let Err(why) = reader.run(block) {
-            failures.push(format!("{}: {why}", block.place()));
-            // What follows a failed block depends on it: stop at the first failure.
+            failure = Some(format!("{}: {why}", block.place()));
             break;
         }
     }
+    // The servers stop and the schema goes before the verdict.
     drop(reader);
     drop(schema);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    if let Some(failure) = failure {
+        panic!("{failure}");
+    }
 }
 
 #[test]

@@ -473,7 +473,7 @@ fn init_deploy_edit_sqlite() {
 
 #[test]
 fn init_deploy_edit_postgres() {
-    let Some(schema) = PostgresSchema::create() else {
+    let Some(schema) = PostgresSchema::create("svc_cli_e2e") else {
         return;
     };
     story("svc-e2e-postgres", Some(&schema.url));

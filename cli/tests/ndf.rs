@@ -23,6 +23,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+mod support;
+
+use support::{PostgresSchema, unique};
+
 const MASTER_TOKEN: &str = "svc-cli-ndf-master-token";
 const SECRET: &str = "svc-cli-ndf-secret-0123456789abcdef";
 
@@ -40,53 +44,15 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
         .block_on(future)
 }
 
-fn unique() -> String {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    format!(
-        "{}_{}_{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed),
-        nanos % 1_000_000_000
-    )
-}
-
 // ---------------------------------------------------------------------------------------------
 // Databases
-
-fn postgres_base() -> String {
-    std::env::var("SVC_TEST_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
-}
-
-fn postgres<T>(work: impl AsyncFnOnce(&mut sqlx::PgConnection) -> T) -> Result<T, String> {
-    use sqlx::Connection;
-    block_on(async {
-        let base = postgres_base();
-        let mut conn =
-            match tokio::time::timeout(Duration::from_secs(10), sqlx::PgConnection::connect(&base))
-                .await
-            {
-                Ok(Ok(conn)) => conn,
-                Ok(Err(e)) => return Err(e.to_string()),
-                Err(_) => return Err("timed out after 10 s".to_owned()),
-            };
-        let result = work(&mut conn).await;
-        let _ = conn.close().await;
-        Ok(result)
-    })
-}
 
 /// A fresh database: a SQLite file in a temporary directory, or a PostgreSQL schema (dropped at
 /// the end).
 struct TestDb {
     url: String,
     _dir: Option<tempfile::TempDir>,
-    schema: Option<String>,
+    _schema: Option<PostgresSchema>,
 }
 
 impl TestDb {
@@ -99,69 +65,17 @@ impl TestDb {
                 Some(TestDb {
                     url,
                     _dir: Some(dir),
-                    schema: None,
+                    _schema: None,
                 })
             }
             Db::Postgres => {
-                let schema = format!("svc_cli_ndf_{}", unique());
-                let created = postgres(async |conn| {
-                    // `citext` and `pg_trgm` belong in `public`, installed once under the lock
-                    // the other tests take too.
-                    for statement in [
-                        "SELECT pg_advisory_lock(7317001)",
-                        "CREATE EXTENSION IF NOT EXISTS citext WITH SCHEMA public",
-                        "CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public",
-                        "SELECT pg_advisory_unlock(7317001)",
-                    ] {
-                        sqlx::raw_sql(statement)
-                            .execute(&mut *conn)
-                            .await
-                            .map_err(|e| e.to_string())?;
-                    }
-                    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE SCHEMA \"{schema}\"")))
-                        .execute(&mut *conn)
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    Ok::<(), String>(())
-                });
-                let base = postgres_base();
-                match created {
-                    Ok(Ok(())) => {}
-                    Ok(Err(e)) => panic!("cannot prepare the schema `{schema}`: {e}"),
-                    Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
-                        panic!("CI=true, but PostgreSQL at `{base}` is unreachable: {e}")
-                    }
-                    Err(e) => {
-                        eprintln!(
-                            "notice: PostgreSQL at `{base}` is unreachable ({e}); skipping this \
-                             PostgreSQL test. Start PostgreSQL (database `test`, user `postgres`, \
-                             trust auth) or set SVC_TEST_POSTGRES_URL to run it."
-                        );
-                        return None;
-                    }
-                }
-                let sep = if base.contains('?') { '&' } else { '?' };
-                let url = format!("{base}{sep}options=-c%20search_path%3D{schema},public");
+                let schema = PostgresSchema::create("svc_cli_ndf")?;
                 Some(TestDb {
-                    url,
+                    url: schema.url.clone(),
                     _dir: None,
-                    schema: Some(schema),
+                    _schema: Some(schema),
                 })
             }
-        }
-    }
-}
-
-impl Drop for TestDb {
-    fn drop(&mut self) {
-        if let Some(schema) = self.schema.take() {
-            let _ = postgres(async |conn| {
-                sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-                    "DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"
-                )))
-                .execute(&mut *conn)
-                .await
-            });
         }
     }
 }

@@ -1,5 +1,8 @@
 //! What the CLI's end-to-end tests share: the build directory and tool homes that a temporary
-//! HOME would hide, and a PostgreSQL schema of their own.
+//! HOME would hide, names unique to a test, and a PostgreSQL schema of their own.
+
+// Each test binary uses a part of this module.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -62,17 +65,28 @@ fn admin<T>(work: impl AsyncFnOnce(&mut sqlx::PgConnection) -> T) -> Result<T, S
     })
 }
 
+/// A name part no other test of any running test process has: the process id, a counter, and
+/// the clock.
+pub fn unique() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!(
+        "{}_{}_{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed),
+        nanos % 1_000_000_000
+    )
+}
+
 impl PostgresSchema {
-    /// `None` outside CI when PostgreSQL is unreachable (after a notice).
-    pub fn create() -> Option<PostgresSchema> {
-        let schema = format!(
-            "svc_cli_e2e_{}_{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_millis())
-                .unwrap_or_default()
-        );
+    /// A schema named `<prefix>_<unique>`; `None` outside CI when PostgreSQL is unreachable
+    /// (after a notice).
+    pub fn create(prefix: &str) -> Option<PostgresSchema> {
+        let schema = format!("{prefix}_{}", unique());
         let created = admin(async |conn| {
             // `citext` and `pg_trgm` (which the runtime's tables use) belong in `public`,
             // installed once under a lock shared with the behaviour tests, not in this test's
