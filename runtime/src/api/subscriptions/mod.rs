@@ -7,7 +7,9 @@
 //! Each event is resolved with a request of its own (`engine::Request`, holding the
 //! subscriber's principal): batches and permission checks never carry over from one event to
 //! the next. The node is read as it is after the commit; a `DELETED` payload is built from the
-//! previous values alone.
+//! previous values alone. A `CREATED` or `UPDATED` event whose node is gone by the time the
+//! payload reads it (deleted since) answers nothing, on sockets and for server-side
+//! subscription functions alike.
 
 mod filter;
 mod hub;
@@ -157,7 +159,7 @@ async fn answer_one(
     if !passes {
         return None;
     }
-    Some(deliver(ctx, meta, event).await)
+    deliver(ctx, meta, event).await
 }
 
 /// The stream of a subscription field on `meta`'s nodes: one response per event its filter
@@ -183,20 +185,28 @@ fn events<'a>(ctx: &'a Context<'_>, meta: &'static ModelMeta) -> impl Stream<Ite
         match state {
             Stage::Failed(e) => Some((Response::from_errors(vec![e]), Stage::Done)),
             Stage::Done => None,
-            Stage::Open(mut listening) => match listening.feed.recv().await {
-                Some(Feed::Event(batch, index)) => {
-                    let response = deliver(ctx, meta, batch[index].clone()).await;
-                    Some((response, Stage::Open(listening)))
+            Stage::Open(mut listening) => loop {
+                match listening.feed.recv().await {
+                    Some(Feed::Event(batch, index)) => {
+                        // An event whose node is gone by now answers nothing: wait for the next.
+                        if let Some(response) = deliver(ctx, meta, batch[index].clone()).await {
+                            break Some((response, Stage::Open(listening)));
+                        }
+                    }
+                    Some(Feed::End(message)) => {
+                        break Some((
+                            Response::from_errors(vec![ServerError::new(message, None)]),
+                            Stage::Done,
+                        ));
+                    }
+                    // The hub let go of this stream: it fell too far behind the events.
+                    None => {
+                        break Some((
+                            Response::from_errors(vec![ServerError::new(FELL_BEHIND, None)]),
+                            Stage::Done,
+                        ));
+                    }
                 }
-                Some(Feed::End(message)) => Some((
-                    Response::from_errors(vec![ServerError::new(message, None)]),
-                    Stage::Done,
-                )),
-                // The hub let go of this stream: it fell too far behind the events.
-                None => Some((
-                    Response::from_errors(vec![ServerError::new(FELL_BEHIND, None)]),
-                    Stage::Done,
-                )),
             },
         }
     })
@@ -213,10 +223,14 @@ enum Stage {
     Done,
 }
 
-/// The response to `event` (which passed the subscription's filter).
-async fn deliver(ctx: &Context<'_>, meta: &'static ModelMeta, event: Event) -> Response {
+/// The response to `event` (which passed the subscription's filter); `None` when the payload
+/// read the node of a `CREATED` or `UPDATED` event and it was gone (deleted since the commit, or
+/// since the filter was checked): as in the original, nothing is sent then.
+async fn deliver(ctx: &Context<'_>, meta: &'static ModelMeta, event: Event) -> Option<Response> {
     let Some(state) = ctx.data_opt::<Arc<State>>() else {
-        return Response::from_errors(vec![ServerError::new("no state", None)]);
+        return Some(Response::from_errors(vec![ServerError::new(
+            "no state", None,
+        )]));
     };
     let principal = match ctx.data_opt::<OneEvent>() {
         Some(_) => Principal::Admin,
@@ -235,11 +249,9 @@ async fn deliver(ctx: &Context<'_>, meta: &'static ModelMeta, event: Event) -> R
         &ctx.item.node.selection_set,
         Some(&data),
     );
-    let payload = Payload { meta, event };
-    let mut response = match OutputType::resolve(&payload, &selection, ctx.item).await {
-        Ok(value) => Response::new(Value::Object(IndexMap::from([(field_name.clone(), value)]))),
-        Err(e) => Response::from_errors(vec![e]),
-    };
+    let payload = Payload::new(meta, event);
+    let resolved = OutputType::resolve(&payload, &selection, ctx.item).await;
+    // Taken whether or not the response is sent: they belong to this event alone.
     let errors = std::mem::take(
         &mut *ctx
             .query_env
@@ -247,6 +259,13 @@ async fn deliver(ctx: &Context<'_>, meta: &'static ModelMeta, event: Event) -> R
             .lock()
             .unwrap_or_else(|e| e.into_inner()),
     );
+    if payload.gone() {
+        return None;
+    }
+    let mut response = match resolved {
+        Ok(value) => Response::new(Value::Object(IndexMap::from([(field_name.clone(), value)]))),
+        Err(e) => Response::from_errors(vec![e]),
+    };
     response.errors.extend(errors);
-    response
+    Some(response)
 }

@@ -7,6 +7,12 @@
 //! `CREATED`). A previous value the subscriber may read only through a permission query is an
 //! `Insufficient Permissions` error at its path: the node it would be checked against may be
 //! gone.
+//!
+//! A `CREATED` or `UPDATED` event whose node is gone by the time its payload is read (deleted
+//! since) answers nothing (reference §4.3: "if the result for the top field is null, nothing is
+//! sent"): the payload notes it ([`Payload::gone`]) and the caller drops the response.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_graphql::indexmap::IndexMap;
 use async_graphql::registry::Registry;
@@ -15,8 +21,8 @@ use async_graphql::{Context, Enum, Name, OutputType, ServerResult, Value};
 
 use crate::api::registry::{meta_field, named_object, register_object, register_value_type};
 use crate::api::request;
-use crate::api::resolve::{Call, output, resolve_model};
-use crate::engine::ChangeKind;
+use crate::api::resolve::{Call, output, resolve_model, server_error};
+use crate::engine::{ChangeKind, read};
 use crate::events::Event;
 use crate::model::{ApiError, FieldMeta, ModelMeta, Val, format_datetime};
 
@@ -109,8 +115,26 @@ pub(super) fn register(registry: &mut Registry, meta: &'static ModelMeta) -> Str
 
 /// One event as its subscription payload.
 pub(super) struct Payload {
-    pub(super) meta: &'static ModelMeta,
-    pub(super) event: Event,
+    meta: &'static ModelMeta,
+    event: Event,
+    /// Set when `node` was read for a `CREATED` or `UPDATED` event and the node was not there.
+    gone: AtomicBool,
+}
+
+impl Payload {
+    pub(super) fn new(meta: &'static ModelMeta, event: Event) -> Payload {
+        Payload {
+            meta,
+            event,
+            gone: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the event's node was gone when the payload's `node` was read: the response is
+    /// not to be sent.
+    pub(super) fn gone(&self) -> bool {
+        self.gone.load(Ordering::Relaxed)
+    }
 }
 
 named_object!(impl[] Payload, name: |this| svc_names::subscription_payload(this.meta.name));
@@ -122,7 +146,22 @@ impl ContainerType for Payload {
         match ctx.item.node.name.node.as_str() {
             "mutation" => output(ctx, Ok(ModelMutationType::from(event.kind))).await,
             "node" if event.kind == ChangeKind::Deleted => Ok(Some(Value::Null)),
-            "node" => resolve_model(ctx, self.meta, Call::Node(&event.id)).await,
+            "node" => {
+                // Read here (the one read of the node) to tell a node that is gone from one whose
+                // fields the subscriber may not read (null too, with errors).
+                let req = request(ctx)?;
+                let id = Val::String(event.id.clone());
+                let row = read::row_by(req, self.meta, self.meta.id, &id)
+                    .await
+                    .map_err(|e| server_error(ctx, e))?;
+                match row {
+                    Some(row) => resolve_model(ctx, self.meta, Call::Row(Some(&row))).await,
+                    None => {
+                        self.gone.store(true, Ordering::Relaxed);
+                        Ok(Some(Value::Null))
+                    }
+                }
+            }
             "updatedFields" if event.kind == ChangeKind::Updated => {
                 let names = event.updated_fields.iter().map(|n| (*n).to_owned());
                 Ok(Some(Value::List(names.map(Value::String).collect())))

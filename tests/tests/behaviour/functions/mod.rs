@@ -27,7 +27,7 @@ struct Functions {
     client: reqwest::Client,
     port: u16,
     options: svc_runtime::Options,
-    _database: TestDatabase,
+    database: TestDatabase,
     /// The service's file store; after the server (fields drop in order).
     _store: ScratchDir,
 }
@@ -63,7 +63,7 @@ impl Functions {
             running: Some(running),
             client: reqwest::Client::new(),
             options,
-            _database: database,
+            database,
             _store: store,
         })
     }

@@ -6,7 +6,7 @@ use svc_runtime::functions::{FunctionError, FunctionResult};
 
 use super::service::handlers::{
     DeletedOrdersEvent, NoteAfterData, NoteAfterEvent, NoteBeforeData, NoteBeforeEvent,
-    RustHelloEvent, RustHelloPayload,
+    NotesSeenEvent, RustHelloEvent, RustHelloPayload,
 };
 
 /// The events `order_deleted` received.
@@ -26,6 +26,17 @@ pub async fn order_deleted(event: DeletedOrdersEvent) -> FunctionResult<()> {
         "text": previous.map(|p| p.text.clone()),
     });
     DELETED_ORDERS.lock().unwrap().push(seen);
+    Ok(None)
+}
+
+/// The `data` of every event `note_seen` received.
+pub static SEEN_NOTES: std::sync::Mutex<Vec<serde_json::Value>> = std::sync::Mutex::new(Vec::new());
+
+/// Keeps the data of a note's create or update (a server-side subscription with no `node`
+/// condition).
+pub async fn note_seen(event: NotesSeenEvent) -> FunctionResult<()> {
+    let seen = serde_json::to_value(&event.data).unwrap_or_default();
+    SEEN_NOTES.lock().unwrap().push(seen);
     Ok(None)
 }
 
