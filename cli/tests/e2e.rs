@@ -40,12 +40,20 @@ impl Sandbox {
 
     /// Runs `svc ARGS` in `dir`.
     fn svc(&self, dir: &Path, args: &[&str]) -> Output {
+        self.svc_with(dir, args, &[])
+    }
+
+    /// Runs `svc ARGS` in `dir` with the environment variables `env` set too.
+    fn svc_with(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut command = Command::new(env!("CARGO_BIN_EXE_svc"));
         command
             .args(args)
             .current_dir(dir)
             .env("HOME", self.home.path())
             .env("CARGO_TARGET_DIR", target_dir());
+        for (var, value) in env {
+            command.env(var, value);
+        }
         for (var, dir) in tool_homes() {
             command.env(var, dir);
         }
@@ -376,6 +384,17 @@ fn story(name: &str, database_url: Option<&str>) {
         // What the handler wrote through `console` is in its invocation's log record.
         let calls = function_calls(&sandbox, &dir, "greet");
         assert!(calls.contains("greeting Ada"), "{calls}");
+        // `${env:SVC_E2E_GREET_FROM, 'from a package'}` in svc.yml gave the default above; with
+        // the variable set, the next deploy builds again (the build script declared it with
+        // `rerun-if-env-changed`) and the handler's environment has its value.
+        let from = [("SVC_E2E_GREET_FROM", "from the environment")];
+        let deployed = sandbox.svc_with(&dir, &deploy, &from);
+        assert!(deployed.status.success(), "{}", stderr(&deployed));
+        let greeted = query(&simple, None, r#"{ greet(name: "Ada") { message } }"#);
+        assert_eq!(
+            greeted,
+            json!({ "data": { "greet": { "message": "Hello Ada, from the environment" } } })
+        );
     }
 
     // down stops the server.
@@ -444,14 +463,14 @@ fn add_javascript_resolver(dir: &Path) {
     );
     write(
         "greeter/index.js",
-        "module.exports = (name) => `Hello ${name}, from a package`;\n",
+        "module.exports = (name, from) => `Hello ${name}, ${from}`;\n",
     );
     write(
         "src/greet.js",
         "const greeter = require('greeter');\n\
          module.exports = async (event) => {\n  \
            console.log('greeting', event.data.name);\n  \
-           return { data: { message: greeter(event.data.name) } };\n};\n",
+           return { data: { message: greeter(event.data.name, process.env.GREET_FROM) } };\n};\n",
     );
     write(
         "src/greet.graphql",
@@ -461,7 +480,7 @@ fn add_javascript_resolver(dir: &Path) {
     write(
         "svc.yml",
         &format!(
-            "{svc_yml}  greet:\n    type: resolver\n    schema: ./src/greet.graphql\n    handler:\n      code: ./src/greet.js\n"
+            "{svc_yml}  greet:\n    type: resolver\n    schema: ./src/greet.graphql\n    handler:\n      code:\n        src: ./src/greet.js\n        environment:\n          GREET_FROM: ${{env:SVC_E2E_GREET_FROM, 'from a package'}}\n"
         ),
     );
 }

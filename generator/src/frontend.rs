@@ -26,6 +26,9 @@ pub struct Loaded {
     pub sources: Sources,
     /// Every file read (absolute paths), for `cargo:rerun-if-changed`.
     pub inputs: Vec<PathBuf>,
+    /// The environment variables `svc.yml`'s `${env:…}` looked up, for
+    /// `cargo:rerun-if-env-changed`.
+    pub env_read: Vec<String>,
 }
 
 /// A service with problems. `Display` renders all of them.
@@ -35,6 +38,9 @@ pub struct Failure {
     pub sources: Sources,
     /// Every problem found, sorted by position.
     pub diagnostics: Diagnostics,
+    /// The environment variables `svc.yml`'s `${env:…}` looked up (setting one may fix a
+    /// problem).
+    pub env_read: Vec<String>,
 }
 
 impl fmt::Display for Failure {
@@ -64,6 +70,7 @@ pub fn load(svc_yml: &Path) -> Result<Loaded, Failure> {
             return Err(Failure {
                 sources,
                 diagnostics,
+                env_read: Vec::new(),
             });
         }
     };
@@ -73,7 +80,7 @@ pub fn load(svc_yml: &Path) -> Result<Loaded, Failure> {
         .map_or_else(|| PathBuf::from("svc.yml"), PathBuf::from);
     let config_file = sources.add(shown, text);
     let mut diags = Diagnostics::new();
-    let config = config::parse(&sources, config_file, &mut diags);
+    let config = config::parse(&sources, config_file, &process_env, &mut diags);
     let mut inputs = vec![svc_yml.clone()];
     let mut type_files = Vec::new();
     let mut all_read = true;
@@ -145,10 +152,12 @@ pub fn load(svc_yml: &Path) -> Result<Loaded, Failure> {
             model: with_module_dir(model, &dir),
             sources,
             inputs,
+            env_read: config.env_read,
         }),
         Err(diagnostics) => Err(Failure {
             sources,
             diagnostics,
+            env_read: config.env_read,
         }),
     }
 }
@@ -182,6 +191,12 @@ fn with_module_dir(model: Valid<Model>, dir: &Path) -> Valid<Model> {
     Valid::assume_valid(model)
 }
 
+/// An environment variable of this process, for `${env:…}` in `svc.yml` (one that is not valid
+/// Unicode counts as not set).
+fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
 /// Validates files that are already loaded: `config_file` is `svc.yml`, `type_files` are the
 /// types files in concatenation order. No I/O; the `types:` entries of the config are not read,
 /// and permission query files are looked up in `sources` by their path as written (without a
@@ -192,7 +207,7 @@ pub fn check(
     type_files: &[FileId],
 ) -> Result<Valid<Model>, Diagnostics> {
     let mut diags = Diagnostics::new();
-    let config = config::parse(sources, config_file, &mut diags);
+    let config = config::parse(sources, config_file, &process_env, &mut diags);
     run(sources, &config, type_files, diags)
 }
 

@@ -68,6 +68,10 @@ pub struct Generated {
     /// query files. A build script watches them with `rerun-if-changed`; the `service!` macro
     /// makes its expansion depend on them.
     pub inputs: Vec<PathBuf>,
+    /// The environment variables `svc.yml`'s `${env:…}` looked up, set or not: a build script
+    /// watches them with `rerun-if-env-changed`, and the `service!` macro's expansion reads them
+    /// with `option_env!` so that the compiler tracks them.
+    pub env: Vec<String>,
 }
 
 /// Reads, validates and generates the service at `svc_yml`, writing nothing. This is the one
@@ -85,17 +89,23 @@ pub fn generate(svc_yml: &Path) -> Result<Generated, Box<frontend::Failure>> {
     Ok(Generated {
         code: emit::generate(&loaded.model, &cx),
         inputs: loaded.inputs,
+        env: loaded.env_read,
     })
 }
 
 /// Generates the service code for `svc_yml` into `out_dir/svc.rs` (see [`generate`]). Returns
 /// every input file read (for `rerun-if-changed`).
 pub fn generate_to(svc_yml: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    Ok(generate_into(svc_yml, out_dir)?.inputs)
+}
+
+/// [`generate_to`], answering what [`generate`] does.
+fn generate_into(svc_yml: &Path, out_dir: &Path) -> Result<Generated, Error> {
     let generated = generate(svc_yml).map_err(Error::Model)?;
     let path = out_dir.join(OUTPUT_FILE);
     write::write_if_changed(&path, &generated.code)
         .map_err(|source| Error::Write { path, source })?;
-    Ok(generated.inputs)
+    Ok(generated)
 }
 
 /// `svc_yml` resolved against the `CARGO_MANIFEST_DIR` of the crate being built (as it is when
@@ -120,14 +130,20 @@ pub fn build(svc_yml: impl AsRef<Path>) {
         );
         std::process::exit(1);
     };
-    match generate_to(&svc_yml, &out_dir) {
-        Ok(inputs) => {
-            for input in inputs {
+    match generate_into(&svc_yml, &out_dir) {
+        Ok(generated) => {
+            for input in generated.inputs {
                 println!("cargo:rerun-if-changed={}", input.display());
+            }
+            for name in generated.env {
+                println!("cargo:rerun-if-env-changed={name}");
             }
         }
         Err(err) => {
             if let Error::Model(failure) = &err {
+                for name in &failure.env_read {
+                    println!("cargo:rerun-if-env-changed={name}");
+                }
                 // Types files named in svc.yml are watched too, so fixing them reruns the build.
                 for (_, file) in failure.sources.iter() {
                     if let Some(dir) = svc_yml.parent() {

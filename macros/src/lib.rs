@@ -64,7 +64,10 @@ use syn::{Ident, LitStr, Token};
 /// its permission query files, by absolute path), which puts them into the crate's dependency
 /// information, so cargo recompiles the crate when one of them changes. A failed expansion needs
 /// nothing of the sort: cargo compiles a crate that failed again anyway. (Inputs whose path is
-/// not valid UTF-8 cannot be named in a literal and are not tracked.)
+/// not valid UTF-8 cannot be named in a literal and are not tracked.) Likewise one
+/// `const _: Option<&str> = ::core::option_env!("…");` per environment variable that a
+/// `${env:…}` of `svc.yml` looked up: the compiler records them, and cargo recompiles when one
+/// changes.
 #[proc_macro]
 pub fn service(input: TokenStream) -> TokenStream {
     let args = syn::parse_macro_input!(input as Args);
@@ -152,8 +155,13 @@ fn expand(args: &Args) -> syn::Result<TokenStream2> {
         .iter()
         .filter_map(|path| path.to_str())
         .map(|path| quote! { const _: &[u8] = ::core::include_bytes!(#path); });
+    let env = generated
+        .env
+        .iter()
+        .map(|name| quote! { const _: ::core::option::Option<&str> = ::core::option_env!(#name); });
     Ok(quote! {
         #code
         #(#tracked)*
+        #(#env)*
     })
 }

@@ -7,6 +7,7 @@
 use serde_yaml::{Mapping, Value};
 
 use super::positions::{Locator, Seg};
+use super::variables::{self, Step};
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::source::{FileId, Sources, Span};
 
@@ -32,6 +33,8 @@ pub struct Config {
     pub root_tokens: Vec<Spanned<String>>,
     /// The well-formed entries of `functions:`, in the order written.
     pub functions: Vec<FunctionDecl>,
+    /// The environment variables the file's `${env:…}` variables looked up, set or not.
+    pub env_read: Vec<String>,
 }
 
 /// One well-formed entry of `permissions:`.
@@ -120,9 +123,15 @@ const FUNCTION_TYPES: &[&str] = &[
     "operationAfter",
 ];
 
-/// Parses and shape-checks `svc.yml`. Problems go to `diags`; the returned config holds every
-/// entry that was well-formed, so later stages can still check the rest.
-pub fn parse(sources: &Sources, file: FileId, diags: &mut Diagnostics) -> Config {
+/// Parses and shape-checks `svc.yml`, with its variables (`${env:…}`, `${self:…}`) substituted
+/// first; `env` looks environment variables up. Problems go to `diags`; the returned config
+/// holds every entry that was well-formed, so later stages can still check the rest.
+pub fn parse(
+    sources: &Sources,
+    file: FileId,
+    env: &dyn Fn(&str) -> Option<String>,
+    diags: &mut Diagnostics,
+) -> Config {
     let text = sources.get(file).map_or("", |f| f.text.as_str());
     let mut cx = Cx {
         loc: Locator::new(file, text),
@@ -134,6 +143,7 @@ pub fn parse(sources: &Sources, file: FileId, diags: &mut Diagnostics) -> Config
         permissions: Vec::new(),
         root_tokens: Vec::new(),
         functions: Vec::new(),
+        env_read: Vec::new(),
     };
     let root = match serde_yaml::from_str::<Value>(text) {
         Ok(root) => root,
@@ -148,6 +158,22 @@ pub fn parse(sources: &Sources, file: FileId, diags: &mut Diagnostics) -> Config
             return config;
         }
     };
+    let (root, problems) = variables::substitute(&root, env, &mut config.env_read);
+    let mut unsubstituted = Vec::new();
+    for problem in problems {
+        let path: Vec<Seg<'_>> = problem
+            .path
+            .iter()
+            .map(|step| match step {
+                Step::Key(key) => Seg::Key(key),
+                Step::Index(i) => Seg::Index(*i),
+            })
+            .collect();
+        let span = cx.loc.value_span(&path);
+        cx.error(span, problem.message).help = problem.help;
+        unsubstituted.push(span);
+    }
+    let checked_from = cx.diags.len();
     let root = match root {
         Value::Mapping(map) => map,
         Value::Null => Mapping::new(),
@@ -179,6 +205,19 @@ pub fn parse(sources: &Sources, file: FileId, diags: &mut Diagnostics) -> Config
             "custom" => {}
             _ => cx.unknown_key(key, &[], "in `svc.yml`", root_keys_help()),
         }
+    }
+    // A value whose variable has no value is reported once, for the variable: not again for
+    // the text left in its place (`${env:HOOK}/x` is not an http URL).
+    if !unsubstituted.is_empty() {
+        let all = std::mem::take(cx.diags).into_vec();
+        *cx.diags = all
+            .into_iter()
+            .enumerate()
+            .filter(|(i, d)| {
+                *i < checked_from || !d.span.is_some_and(|s| unsubstituted.contains(&s))
+            })
+            .map(|(_, d)| d)
+            .collect();
     }
     if !saw_types {
         cx.diags.push(

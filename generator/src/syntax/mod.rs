@@ -8,3 +8,4 @@
 pub mod config;
 mod positions;
 pub mod sdl;
+mod variables;

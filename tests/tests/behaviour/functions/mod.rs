@@ -162,7 +162,11 @@ db_cases! {
         assert_eq!(event["data"], json!({ "id": id, "title": "shout hello", "votes": 1 }));
         let keys: Vec<&String> = event["data"].as_object().unwrap().keys().collect();
         assert_eq!(keys, ["id", "title", "votes"]);
+        // Headers written with variables (`${self:custom.hookSecret}`, `${env:CARGO_PKG_NAME}`):
+        // substituted when the service was built.
         assert!(got[0].headers.contains(&("x-hook-secret".to_owned(), "s3cret".to_owned())));
+        let built_by = ("x-built-by".to_owned(), env!("CARGO_PKG_NAME").to_owned());
+        assert!(got[0].headers.contains(&built_by), "{:?}", got[0].headers);
         assert!(got[0].headers.contains(&("content-type".to_owned(), "application/json".to_owned())));
         let context = &event["context"];
         assert_eq!(context["request"], json!({ "sourceIp": "", "headers": {}, "httpMethod": "post" }));
