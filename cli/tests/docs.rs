@@ -11,13 +11,27 @@
 //!   is set (`token=VAR` names another variable, `token=none` sends none).
 //! - ```` ```LANG doctest file=PATH ````: the text is written to `PATH` (under the current
 //!   directory); nothing runs.
-//! - `needs=node` / `needs=postgres`: the block runs only when Node.js and npm are on the PATH /
-//!   PostgreSQL is reachable; otherwise it is skipped with a notice (with `CI=true` that fails).
+//! - `needs=node` / `needs=postgres` / `needs=s3`: the block runs only when Node.js and npm are
+//!   on the PATH / PostgreSQL is reachable (with `createdb`) / an S3 API server and the AWS CLI
+//!   could be set up (moto's server and `awscli` from PyPI, installed once into a virtualenv
+//!   under `~/.cache/svc-test/docs-s3`); otherwise it is skipped with a notice (with `CI=true`
+//!   that fails).
 //!
 //! The next fenced block after a run block, when its info string is `json expect` or `text
 //! expect`, is what the block must print (`json_matches` and `text_matches` say how it is
-//! compared). In blocks and expected outputs, `60000` is replaced by a free port and
-//! `postgres://postgres@localhost:5432/blog` by a PostgreSQL schema of the test's own.
+//! compared).
+//!
+//! What a reader's machine has and this one does not is swapped in, in blocks and expected
+//! outputs alike ([`Reader::new`]): `60000` becomes a free port; the guide's database `blog`
+//! (`createdb -h localhost -U postgres blog`, `postgres://postgres@localhost:5432/blog`) a
+//! database of the test's own, which the block creates and the test drops; the S3 bucket
+//! `uploads` a bucket of the test's S3 API server, which the AWS CLI reaches through
+//! `AWS_ENDPOINT_URL` and the server through the store URL's `endpoint=`, with the keys `test`;
+//! the release build of section 13 the debug build `svc deploy` made (`cargo build --release`
+//! runs as `cargo build`, `./target/release/` is the target directory's `debug/`): a release
+//! build of the runtime would take this machine half an hour; and `cargo install --path cli`
+//! a debug install from this checkout into the temporary HOME's `.cargo`, whose `bin` comes
+//! first on the PATH (before the folder of this test's own `svc`).
 //!
 //! The run starts in an empty directory with a temporary HOME and `svc` first on the PATH, so
 //! `svc init` and `svc deploy` build the guide's service for real (in the same target directory
@@ -32,7 +46,7 @@ use serde_json::Value;
 
 mod support;
 
-use support::{PostgresSchema, target_dir, tool_homes};
+use support::{PostgresDatabase, target_dir, tool_homes};
 
 /// The pages the test runs, in this order: the guide first, as it builds the service the API
 /// pages use.
@@ -275,6 +289,116 @@ enum Can {
     Stop,
 }
 
+/// The S3 API server (moto's) and the AWS CLI the guide's move of files to S3 runs against,
+/// with the bucket `uploads`. The server stops with this value.
+struct S3 {
+    endpoint: String,
+    /// A folder holding only `aws`, put first on the PATH.
+    tools: PathBuf,
+    server: std::process::Child,
+}
+
+/// What the virtualenv holds (a change installs it again).
+const S3_PACKAGES: &[&str] = &["moto[server]==5.2.5", "awscli==1.45.11"];
+
+impl S3 {
+    /// `None` outside CI when it cannot be set up (after a notice).
+    fn start() -> Option<S3> {
+        match S3::set_up() {
+            Ok(s3) => Some(s3),
+            Err(e) => {
+                assert!(!in_ci(), "CI=true, but the S3 blocks cannot run: {e}");
+                eprintln!("notice: the S3 blocks are skipped: {e}");
+                None
+            }
+        }
+    }
+
+    fn set_up() -> Result<S3, String> {
+        let home = std::env::var_os("HOME").ok_or("HOME is not set")?;
+        let venv = PathBuf::from(home).join(".cache/svc-test/docs-s3");
+        let marker = venv.join(".installed");
+        let wanted = S3_PACKAGES.join(" ");
+        if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) {
+            eprintln!("installing {wanted} (PyPI) into {}", venv.display());
+            let _ = std::fs::remove_dir_all(&venv);
+            let steps: [(PathBuf, Vec<String>); 2] = [
+                (
+                    PathBuf::from("python3"),
+                    vec!["-m".into(), "venv".into(), venv.display().to_string()],
+                ),
+                (
+                    venv.join("bin/pip"),
+                    ["install", "--quiet"]
+                        .iter()
+                        .chain(S3_PACKAGES)
+                        .map(|a| (*a).to_owned())
+                        .collect(),
+                ),
+            ];
+            for (program, args) in steps {
+                let out = Command::new(&program)
+                    .args(&args)
+                    .stdin(Stdio::null())
+                    .output()
+                    .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+                if !out.status.success() {
+                    return Err(format!(
+                        "{} {} failed: {}",
+                        program.display(),
+                        args.join(" "),
+                        String::from_utf8_lossy(&out.stderr)
+                    ));
+                }
+            }
+            std::fs::write(&marker, &wanted).map_err(|e| e.to_string())?;
+        }
+        let tools = venv.join("tools");
+        if !tools.join("aws").exists() {
+            std::fs::create_dir_all(&tools).map_err(|e| e.to_string())?;
+            std::os::unix::fs::symlink(venv.join("bin/aws"), tools.join("aws"))
+                .map_err(|e| e.to_string())?;
+        }
+        let port = free_port();
+        let server = Command::new(venv.join("bin/moto_server"))
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start moto_server: {e}"))?;
+        let s3 = S3 {
+            endpoint: format!("http://127.0.0.1:{port}"),
+            tools,
+            server,
+        };
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if started.elapsed() > Duration::from_secs(30) {
+                return Err(format!("moto_server did not listen on {port} within 30 s"));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // The reader's bucket exists before the guide copies into it.
+        let made = Command::new("curl")
+            .args(["-sSf", "-X", "PUT", &format!("{}/uploads", s3.endpoint)])
+            .stdout(Stdio::null())
+            .status()
+            .map_err(|e| e.to_string())?;
+        if !made.success() {
+            return Err(format!("creating the bucket `uploads` failed: {made}"));
+        }
+        Ok(s3)
+    }
+}
+
+impl Drop for S3 {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
 /// A free TCP port on the loopback interface.
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -292,19 +416,53 @@ struct Reader {
     substitutions: Vec<(String, String)>,
     node: bool,
     postgres: bool,
+    /// The S3 API server's endpoint and the folder that holds `aws`.
+    s3: Option<(String, PathBuf)>,
 }
 
 impl Reader {
-    fn new(port: u16, postgres: Option<&str>) -> Reader {
+    fn new(port: u16, postgres: Option<&PostgresDatabase>, s3: Option<&S3>) -> Reader {
         let home = tempfile::tempdir().expect("a temporary HOME");
         let work = tempfile::tempdir().expect("a temporary work directory");
         let state = home.path().join("doctest-state.sh");
         std::fs::write(&state, format!("cd '{}'\n", work.path().display())).expect("the state");
-        let mut substitutions = vec![("60000".to_owned(), port.to_string())];
-        if let Some(url) = postgres {
+        // The CLI installs from this checkout, in debug (a release build of the runtime takes
+        // half an hour here), into the temporary HOME, whose `.cargo/bin` comes first on the
+        // PATH: the blocks after it run the `svc` it installed.
+        let install = format!(
+            "cargo install --quiet --debug --locked --root \"$HOME/.cargo\" --path '{}'",
+            workspace().join("cli").display()
+        );
+        let mut substitutions = vec![
+            ("cargo install --path cli".to_owned(), install),
+            ("60000".to_owned(), port.to_string()),
+            ("cargo build --release".to_owned(), "cargo build".to_owned()),
+            (
+                "./target/release/".to_owned(),
+                "\"$CARGO_TARGET_DIR\"/debug/".to_owned(),
+            ),
+        ];
+        if let Some(db) = postgres {
+            substitutions.push((
+                "createdb -h localhost -U postgres blog".to_owned(),
+                format!("createdb --maintenance-db='{}' {}", db.maintenance, db.name),
+            ));
             substitutions.push((
                 "postgres://postgres@localhost:5432/blog".to_owned(),
-                url.to_owned(),
+                db.url.clone(),
+            ));
+        }
+        if let Some(s3) = s3 {
+            substitutions.push((
+                "AWS_ACCESS_KEY_ID=… AWS_SECRET_ACCESS_KEY=…".to_owned(),
+                "AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test".to_owned(),
+            ));
+            substitutions.push((
+                "s3://uploads/blog?region=eu-west-1".to_owned(),
+                format!(
+                    "s3://uploads/blog?region=eu-west-1&endpoint={}",
+                    s3.endpoint
+                ),
             ));
         }
         Reader {
@@ -313,7 +471,8 @@ impl Reader {
             state,
             substitutions,
             node: runs("node") && runs("npm"),
-            postgres: postgres.is_some(),
+            postgres: postgres.is_some() && runs("createdb"),
+            s3: s3.map(|s3| (s3.endpoint.clone(), s3.tools.clone())),
         }
     }
 
@@ -332,8 +491,17 @@ impl Reader {
         let (have, what, then) = match block.attrs.get("needs").map(String::as_str) {
             None => return Can::Run,
             Some("node") => (self.node, "`node` and `npm` on the PATH", Can::Stop),
-            Some("postgres") => (self.postgres, "PostgreSQL at 127.0.0.1:5432", Can::Skip),
-            Some(other) => panic!("{}: needs={other}: node or postgres", block.place()),
+            Some("postgres") => (
+                self.postgres,
+                "PostgreSQL at 127.0.0.1:5432 (and `createdb`)",
+                Can::Skip,
+            ),
+            Some("s3") => (
+                self.s3.is_some(),
+                "S3 API server and AWS CLI (python3 with venv, and PyPI, are needed once)",
+                Can::Skip,
+            ),
+            Some(other) => panic!("{}: needs={other}: node, postgres or s3", block.place()),
         };
         if have {
             return Can::Run;
@@ -357,8 +525,14 @@ impl Reader {
              mv '{state}.next' '{state}'\n"
         );
         let svc = PathBuf::from(env!("CARGO_BIN_EXE_svc"));
+        let first = [
+            self.home.path().join(".cargo/bin"),
+            svc.parent().expect("svc's folder").to_path_buf(),
+        ]
+        .into_iter()
+        .chain(self.s3.as_ref().map(|(_, tools)| tools.clone()));
         let path = std::env::join_paths(
-            std::iter::once(svc.parent().expect("svc's folder").to_path_buf()).chain(
+            first.chain(
                 std::env::var_os("PATH")
                     .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
                     .unwrap_or_default(),
@@ -386,6 +560,10 @@ impl Reader {
         }
         for (var, dir) in tool_homes() {
             command.env(var, dir);
+        }
+        if let Some((endpoint, _)) = &self.s3 {
+            // The AWS CLI's address of the S3 API (the server's is in its store URL).
+            command.env("AWS_ENDPOINT_URL", endpoint);
         }
         for (var, _) in std::env::vars_os() {
             if var.to_string_lossy().starts_with("SVC_") {
@@ -519,8 +697,9 @@ fn the_guide_and_the_api_pages_run_as_written() {
         assert!(runs.count() > 0, "{page} has no runnable block");
         all.extend(found);
     }
-    let schema = PostgresSchema::create("svc_cli_docs");
-    let reader = Reader::new(free_port(), schema.as_ref().map(|s| s.url.as_str()));
+    let database = PostgresDatabase::name("svc_cli_docs");
+    let s3 = S3::start();
+    let reader = Reader::new(free_port(), database.as_ref(), s3.as_ref());
     // A block that cannot run here is skipped with a notice (`Reader::can_run`).
     // What follows a failed block depends on it: the run stops at the first failure.
     let mut failure = None;
@@ -535,9 +714,10 @@ fn the_guide_and_the_api_pages_run_as_written() {
             break;
         }
     }
-    // The servers stop and the schema goes before the verdict.
+    // The servers stop, and the S3 server and the database go, before the verdict.
     drop(reader);
-    drop(schema);
+    drop(s3);
+    drop(database);
     if let Some(failure) = failure {
         panic!("{failure}");
     }

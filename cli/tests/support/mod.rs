@@ -1,5 +1,5 @@
 //! What the CLI's end-to-end tests share: the build directory and tool homes that a temporary
-//! HOME would hide, names unique to a test, and a PostgreSQL schema of their own.
+//! HOME would hide, names unique to a test, and a PostgreSQL schema or database of their own.
 
 // Each test binary uses a part of this module.
 #![allow(dead_code)]
@@ -110,17 +110,7 @@ impl PostgresSchema {
         match created {
             Ok(Ok(())) => {}
             Ok(Err(e)) => panic!("cannot prepare the schema `{schema}`: {e}"),
-            Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
-                panic!("CI=true, but PostgreSQL at `{base}` is unreachable: {e}")
-            }
-            Err(e) => {
-                eprintln!(
-                    "notice: PostgreSQL at `{base}` is unreachable ({e}); skipping what \
-                     this test does on PostgreSQL. Start PostgreSQL (database `test`, user \
-                     `postgres`, trust auth) or set SVC_TEST_POSTGRES_URL to run it."
-                );
-                return None;
-            }
+            Err(e) => return unreachable(&base, &e),
         }
         let sep = if base.contains('?') { '&' } else { '?' };
         let url = format!("{base}{sep}options=-c%20search_path%3D{schema},public");
@@ -134,6 +124,71 @@ impl Drop for PostgresSchema {
         let _ = admin(async |conn| {
             sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
                 "DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"
+            )))
+            .execute(&mut *conn)
+            .await
+        });
+    }
+}
+
+/// PostgreSQL at `base` cannot be reached (`error`): a failure in CI, else `None` after a notice.
+fn unreachable<T>(base: &str, error: &str) -> Option<T> {
+    assert!(
+        !std::env::var("CI").is_ok_and(|v| v == "true"),
+        "CI=true, but PostgreSQL at `{base}` is unreachable: {error}"
+    );
+    eprintln!(
+        "notice: PostgreSQL at `{base}` is unreachable ({error}); skipping what this test does \
+         on PostgreSQL. Start PostgreSQL (database `test`, user `postgres`, trust auth) or set \
+         SVC_TEST_POSTGRES_URL to run it."
+    );
+    None
+}
+
+/// The name and URL of a PostgreSQL database of the test's own, which the test creates (as a
+/// reader would, with `createdb`); dropped at the end if it was.
+pub struct PostgresDatabase {
+    /// The database's name.
+    pub name: String,
+    /// The URL of the database.
+    pub url: String,
+    /// The URL of the database of the test's PostgreSQL server that connections start from
+    /// (`createdb --maintenance-db`).
+    pub maintenance: String,
+}
+
+impl PostgresDatabase {
+    /// A database named `<prefix>_<unique>`, not created yet; `None` outside CI when PostgreSQL
+    /// is unreachable (after a notice).
+    pub fn name(prefix: &str) -> Option<PostgresDatabase> {
+        let base = postgres_base();
+        if let Err(e) = admin(async |_| ()) {
+            return unreachable(&base, &e);
+        }
+        let name = format!("{prefix}_{}", unique());
+        let (address, query) = base.split_once('?').unwrap_or((&base, ""));
+        let server = address
+            .rsplit_once('/')
+            .map_or(address, |(server, _)| server);
+        let query = if query.is_empty() {
+            String::new()
+        } else {
+            format!("?{query}")
+        };
+        Some(PostgresDatabase {
+            url: format!("{server}/{name}{query}"),
+            name,
+            maintenance: base,
+        })
+    }
+}
+
+impl Drop for PostgresDatabase {
+    fn drop(&mut self) {
+        let name = self.name.clone();
+        let _ = admin(async |conn| {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                "DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"
             )))
             .execute(&mut *conn)
             .await
