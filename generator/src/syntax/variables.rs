@@ -105,7 +105,8 @@ enum Alt<'s> {
     Opt(&'s str),
     Quoted(&'s str),
     Bare(&'s str),
-    Nested(&'s str, Vec<Alt<'s>>),
+    /// `${…}` as an alternative: its own alternatives.
+    Nested(Vec<Alt<'s>>),
 }
 
 impl Cx<'_, '_> {
@@ -182,19 +183,17 @@ impl Cx<'_, '_> {
         Ok(Value::String(out))
     }
 
-    /// The value of the first alternative that has one.
+    /// The value of the first alternative that has one; an error naming the first when none
+    /// has.
     fn variable(
         &mut self,
         written: &str,
         alts: &[Alt<'_>],
         depth: usize,
     ) -> Result<Value, Failure> {
-        for alt in alts {
-            if let Some(value) = self.alternative(alt, depth)? {
-                return Ok(value);
-            }
+        if let Some(value) = self.first_value(alts, depth)? {
+            return Ok(value);
         }
-        // Every alternative was a source without a value: name the first.
         Err(match alts.first() {
             Some(Alt::Env(name)) => Failure::new(format!(
                 "`{written}`: the environment variable `{name}` is not set"
@@ -253,22 +252,22 @@ impl Cx<'_, '_> {
                 None => None,
             },
             Alt::Quoted(text) | Alt::Bare(text) => Some(Value::String((*text).to_owned())),
-            Alt::Nested(written, alts) => match self.variable(written, alts, depth) {
-                Ok(value) => Some(value),
-                // An alternative with no value gives way to the next; other problems stand.
-                Err(_) if self.without_value(alts, depth) => None,
-                Err(e) => return Err(e),
-            },
+            // A nested variable with no value gives way to the next alternative.
+            Alt::Nested(alts) => self.first_value(alts, depth)?,
         };
         Ok(value.filter(|v| {
             !matches!(v, Value::Null) && !matches!(v, Value::Mapping(m) if m.is_empty())
         }))
     }
 
-    /// Whether a nested variable failed only because none of its alternatives has a value.
-    fn without_value(&mut self, alts: &[Alt<'_>], depth: usize) -> bool {
-        alts.iter()
-            .all(|alt| matches!(self.alternative(alt, depth), Ok(None)))
+    /// The value of the first of `alts` that has one; `None` when none has.
+    fn first_value(&mut self, alts: &[Alt<'_>], depth: usize) -> Result<Option<Value>, Failure> {
+        for alt in alts {
+            if let Some(value) = self.alternative(alt, depth)? {
+                return Ok(Some(value));
+            }
+        }
+        Ok(None)
     }
 
     /// The value at `path` (`a.b.0`) of the file as written; the whole file for an empty path.
@@ -366,7 +365,6 @@ fn alternatives(text: &str, from: usize, to: usize) -> Result<Vec<Alt<'_>>, Fail
     while i <= to {
         // One alternative: up to the next comma outside nested variables and quotes.
         let mut end = i;
-        let mut depth = 0usize;
         let mut quote: Option<u8> = None;
         while end < to {
             let b = bytes[end];
@@ -375,12 +373,9 @@ fn alternatives(text: &str, from: usize, to: usize) -> Result<Vec<Alt<'_>>, Fail
                 Some(_) => {}
                 None => match b {
                     b'\'' | b'"' => quote = Some(b),
-                    b'$' if bytes.get(end + 1) == Some(&b'{') => {
-                        depth += 1;
-                        end += 1;
-                    }
-                    b'}' => depth = depth.saturating_sub(1),
-                    b',' if depth == 0 => break,
+                    // A nested variable: past its closing `}`.
+                    b'$' if bytes.get(end + 1) == Some(&b'{') => end = closing(text, end)?,
+                    b',' => break,
                     _ => {}
                 },
             }
@@ -426,7 +421,7 @@ fn alternative<'s>(
                 "`{item}` in `{written}` holds more than one variable"
             )));
         }
-        return Ok(Alt::Nested(item, alternatives(text, offset + 2, end)?));
+        return Ok(Alt::Nested(alternatives(text, offset + 2, end)?));
     }
     for q in ['\'', '"'] {
         if item.len() >= 2 && item.starts_with(q) && item.ends_with(q) {

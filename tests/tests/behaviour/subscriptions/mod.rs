@@ -474,19 +474,12 @@ async fn two_processes_on_one_postgres_database() {
     // The other process records its changes once it heard that this one has a subscription
     // (one notification's trip); give it that moment.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let create = |port: u16, name: &'static str| {
-        let query =
-            format!(r#"mutation {{ createUser(email: "{name}@x.io", name: "{name}") {{ id }} }}"#);
-        async move {
-            mutate_at(port, None, &query).await;
-        }
-    };
     let event = json!({ "id": "u", "type": "next", "payload": { "data": { "User": { "mutation": "CREATED", "updatedFields": null } } } });
     // Three users through the other process, then one through this one.
     for name in ["ann", "bob", "cid"] {
-        create(writer.port, name).await;
+        create_user(writer.port, name).await;
     }
-    create(listener.port, "dan").await;
+    create_user(listener.port, "dan").await;
     for _ in 0..4 {
         assert_eq!(next(&mut ws).await, Some(event.clone()));
     }
@@ -519,22 +512,13 @@ async fn two_processes_on_one_postgres_database() {
         }
     }
     assert!(back, "the listening connections were not opened again");
-    create(writer.port, "eve").await;
+    create_user(writer.port, "eve").await;
     assert_eq!(next(&mut ws).await, Some(event.clone()));
     silent(&mut ws).await;
 
     // An event too large for a notification (kilobytes of previous values) reaches the other
     // process whole: it is kept in the event table, and the notification names it.
-    let res = mutate_at(
-        writer.port,
-        None,
-        r#"mutation { createUser(email: "big@x.io", name: "big") { id } }"#,
-    )
-    .await;
-    let id = res["data"]["createUser"]["id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
+    let id = create_user(writer.port, "big").await;
     let token = node_token(&id, "User");
     let query =
         "subscription { User(filter: { mutation_in: [UPDATED] }) { previousValues { name } } }";
@@ -572,16 +556,7 @@ async fn an_event_whose_node_is_gone_sends_nothing() {
     let server = Served::start(&database.url, Some(SECRET));
     let query = "subscription { User(filter: { mutation_in: [CREATED, UPDATED] }) { mutation node { __typename } } }";
     let mut ws = subscribed(server.port, json!({}), "u", query).await;
-    let res = mutate_at(
-        server.port,
-        None,
-        r#"mutation { createUser(email: "gone@x.io", name: "gone") { id } }"#,
-    )
-    .await;
-    let gone = res["data"]["createUser"]["id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
+    let gone = create_user(server.port, "gone").await;
     let created = json!({ "id": "u", "type": "next", "payload": { "data": { "User": { "mutation": "CREATED", "node": { "__typename": "User" } } } } });
     assert_eq!(next(&mut ws).await, Some(created.clone()));
     let platform = mint(&platform_claims());
@@ -609,12 +584,7 @@ async fn an_event_whose_node_is_gone_sends_nothing() {
         .await
         .expect("pg_notify");
     // The next message is the next user's create: nothing came of the late events.
-    mutate_at(
-        server.port,
-        None,
-        r#"mutation { createUser(email: "next@x.io", name: "next") { id } }"#,
-    )
-    .await;
+    create_user(server.port, "next").await;
     assert_eq!(next(&mut ws).await, Some(created));
     silent(&mut ws).await;
     drop(server);
@@ -755,6 +725,17 @@ async fn mutate_at(port: u16, token: Option<&str>, query: &str) -> Value {
         .expect("JSON");
     assert!(res.get("errors").is_none(), "{res:#}");
     res
+}
+
+/// Creates the user `name` (`name@x.io`) on the server on `port`, anonymously; its id.
+async fn create_user(port: u16, name: &str) -> String {
+    let query =
+        format!(r#"mutation {{ createUser(email: "{name}@x.io", name: "{name}") {{ id }} }}"#);
+    let res = mutate_at(port, None, &query).await;
+    res["data"]["createUser"]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned()
 }
 
 /// How many connections named `name` the database serves.
