@@ -13,7 +13,9 @@
 //!
 //! The join table stays the one place edges are written. Triggers on it keep the copy (insert,
 //! update and delete, including cascades, and truncate), so every writer (mutations, NDF import,
-//! migrations) keeps it without knowing about it. [`sync`] creates, fills and removes the
+//! migrations) keeps it without knowing about it. They are statement-level: each statement's
+//! rows (its transition tables) update the copies in one pass, where a trigger per row ran an
+//! `UPDATE` per edge (an import's batch of edges took a fifth longer). [`sync`] creates, fills and removes the
 //! columns, indexes, functions and triggers to match the model, in the migration's
 //! transaction; GraphQL names cannot begin with `__`, so no field can clash with the columns.
 
@@ -26,6 +28,10 @@ use crate::storage::layout::{identifier, partner_column, quote};
 
 /// Prefix of the trigger functions (one per copied column) and of the triggers.
 const FUNCTION_PREFIX: &str = "__svc_inline_";
+
+/// The names the triggers give the rows their statement removed and added (transition tables).
+const OLD_ROWS: &str = "\"__svc_old\"";
+const NEW_ROWS: &str = "\"__svc_new\"";
 
 /// One copied partner: the column `column` on `table` holds, for each node, the `value` join
 /// column of the edge whose `key` join column is the node's id.
@@ -47,8 +53,14 @@ impl PartnerCopy {
         ))
     }
 
+    /// The row-level trigger of earlier builds, which the statement-level ones replace.
     fn trigger(&self) -> String {
         format!("{FUNCTION_PREFIX}{}", self.value)
+    }
+
+    /// The trigger on `event` (`insert`, `update`, `delete` or `truncate`).
+    fn trigger_on(&self, event: &str) -> String {
+        format!("{}_{event}", self.trigger())
     }
 }
 
@@ -81,7 +93,8 @@ fn wanted(schema: &Schema) -> Vec<PartnerCopy> {
 
 /// Brings the copies to what `schema` needs: with `always`, every column is refilled and every
 /// function and trigger made again (after a migration, which may have renamed tables);
-/// otherwise only when a column or function is missing or left over. Returns whether anything
+/// otherwise only when a column or function is missing or left over, or a trigger is one of
+/// the row-level triggers earlier builds made. Returns whether anything
 /// was changed.
 pub async fn sync(
     tx: &DatabaseTransaction,
@@ -121,7 +134,20 @@ pub async fn sync(
         .iter()
         .filter(|c| !partial.contains(&c.column))
         .collect();
-    if !always && columns == want_columns && functions == want_functions && whole.is_empty() {
+    // Row-level triggers of earlier builds, which the statement-level ones replace.
+    let row_level = strings(
+        tx,
+        "SELECT t.tgname::text FROM pg_trigger AS t JOIN pg_proc AS p ON p.oid = t.tgfoid \
+         WHERE p.pronamespace = to_regnamespace(current_schema()) \
+         AND p.proname LIKE '\\_\\_svc\\_inline\\_%' AND (t.tgtype & 1) = 1",
+    )
+    .await?;
+    if !always
+        && columns == want_columns
+        && functions == want_functions
+        && whole.is_empty()
+        && row_level.is_empty()
+    {
         return Ok(false);
     }
     let schema_name = strings(tx, "SELECT current_schema()")
@@ -168,7 +194,9 @@ fn copy_statements(copy: &PartnerCopy, schema: &str) -> Vec<String> {
     let (key, value) = (quote(copy.key), quote(copy.value));
     let function = quote(&copy.function());
     let trigger = quote(&copy.trigger());
-    let truncate = quote(&format!("{}_truncate", copy.trigger()));
+    let [insert, update, delete, truncate] =
+        ["insert", "update", "delete", "truncate"].map(|event| quote(&copy.trigger_on(event)));
+    let qualified_join = format!("{}.{join}", quote(schema));
     vec![
         format!("ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} TEXT COLLATE \"C\""),
         // Named by the column, which is unique across the service (a model name cannot begin
@@ -181,8 +209,12 @@ fn copy_statements(copy: &PartnerCopy, schema: &str) -> Vec<String> {
             "CREATE INDEX IF NOT EXISTS {column} ON {table} ({column}, {id}) \
              WHERE {column} IS NOT NULL"
         ),
-        // The copy is cleared only if it still holds the deleted edge's partner, and written
-        // only if it changes, so a row is not rewritten for nothing.
+        // Statement-level triggers over the rows each statement wrote (its transition
+        // tables), so a statement writing many edges (an NDF import's batch, a cascade)
+        // updates the copies in one pass instead of once per row. A copy is cleared only if it
+        // still holds a removed edge's partner and that edge is gone, and written only if it
+        // changes and its edge is there, so the copies end right whatever the order in which
+        // one statement's triggers fire (a `WITH` that deletes an edge and inserts another).
         format!(
             "CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$ \
              BEGIN \
@@ -191,20 +223,37 @@ fn copy_statements(copy: &PartnerCopy, schema: &str) -> Vec<String> {
              RETURN NULL; \
              END IF; \
              IF TG_OP <> 'INSERT' THEN \
-             UPDATE {qualified} SET {column} = NULL \
-             WHERE {id} = OLD.{key} AND {column} = OLD.{value}; \
+             UPDATE {qualified} AS t SET {column} = NULL FROM {OLD_ROWS} AS o \
+             WHERE t.{id} = o.{key} AND t.{column} = o.{value} \
+             AND NOT EXISTS (SELECT 1 FROM {qualified_join} AS j \
+             WHERE j.{key} = o.{key} AND j.{value} = o.{value}); \
              END IF; \
              IF TG_OP <> 'DELETE' THEN \
-             UPDATE {qualified} SET {column} = NEW.{value} \
-             WHERE {id} = NEW.{key} AND {column} IS DISTINCT FROM NEW.{value}; \
+             UPDATE {qualified} AS t SET {column} = n.{value} FROM {NEW_ROWS} AS n \
+             WHERE t.{id} = n.{key} AND t.{column} IS DISTINCT FROM n.{value} \
+             AND EXISTS (SELECT 1 FROM {qualified_join} AS j \
+             WHERE j.{key} = n.{key} AND j.{value} = n.{value}); \
              END IF; \
              RETURN NULL; \
              END $$"
         ),
+        // The one row-level trigger of earlier builds.
         format!("DROP TRIGGER IF EXISTS {trigger} ON {join}"),
+        format!("DROP TRIGGER IF EXISTS {insert} ON {join}"),
         format!(
-            "CREATE TRIGGER {trigger} AFTER INSERT OR UPDATE OR DELETE ON {join} \
-             FOR EACH ROW EXECUTE FUNCTION {function}()"
+            "CREATE TRIGGER {insert} AFTER INSERT ON {join} \
+             REFERENCING NEW TABLE AS {NEW_ROWS} FOR EACH STATEMENT EXECUTE FUNCTION {function}()"
+        ),
+        format!("DROP TRIGGER IF EXISTS {update} ON {join}"),
+        format!(
+            "CREATE TRIGGER {update} AFTER UPDATE ON {join} \
+             REFERENCING OLD TABLE AS {OLD_ROWS} NEW TABLE AS {NEW_ROWS} \
+             FOR EACH STATEMENT EXECUTE FUNCTION {function}()"
+        ),
+        format!("DROP TRIGGER IF EXISTS {delete} ON {join}"),
+        format!(
+            "CREATE TRIGGER {delete} AFTER DELETE ON {join} \
+             REFERENCING OLD TABLE AS {OLD_ROWS} FOR EACH STATEMENT EXECUTE FUNCTION {function}()"
         ),
         format!("DROP TRIGGER IF EXISTS {truncate} ON {join}"),
         format!(

@@ -76,6 +76,23 @@ async fn functions(db: &Db) -> Vec<String> {
     .collect()
 }
 
+/// The triggers on `table`, each as `name:row` or `name:statement`.
+async fn triggers(db: &Db, table: &str) -> Vec<String> {
+    texts(
+        db,
+        &format!(
+            "SELECT t.tgname || CASE WHEN (t.tgtype & 1) = 1 THEN ':row' ELSE ':statement' END \
+             FROM pg_trigger AS t JOIN pg_class AS c ON c.oid = t.tgrelid \
+             WHERE c.relname = '{table}' AND c.relnamespace = to_regnamespace(current_schema()) \
+             AND NOT t.tgisinternal ORDER BY 1"
+        ),
+    )
+    .await
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
 async fn run(db: &Db, statements: &[&str]) {
     let statements: Vec<String> = statements.iter().map(|s| (*s).to_owned()).collect();
     db.execute_script(&statements)
@@ -132,6 +149,35 @@ async fn the_copy_follows_every_write_of_the_join_table() {
     .await;
     assert_eq!(copies(&db, col).await, ["p1=u1", "p2=-", "p3=u2"]);
     run(&db, &[r#"DELETE FROM "_UserPosts" WHERE "B" = 'p1'"#]).await;
+    assert_eq!(copies(&db, col).await, ["p1=-", "p2=-", "p3=u2"]);
+    // Statements writing several edges, and statements that remove and add edges of one post
+    // at once (the triggers are per statement; the copies must not depend on which of them
+    // fires first): the edge of p3 moved to u1 and p1 given one, in one statement; then p3's
+    // edge removed and added again as it was.
+    run(
+        &db,
+        &[
+            r#"WITH "gone" AS (DELETE FROM "_UserPosts" WHERE "B" = 'p3' RETURNING "B") INSERT INTO "_UserPosts" ("A", "B") SELECT 'u1', "B" FROM "gone" UNION ALL SELECT 'u1', 'p1'"#,
+        ],
+    )
+    .await;
+    assert_eq!(copies(&db, col).await, ["p1=u1", "p2=-", "p3=u1"]);
+    run(
+        &db,
+        &[
+            r#"WITH "gone" AS (DELETE FROM "_UserPosts" WHERE "B" = 'p3' RETURNING "A", "B") INSERT INTO "_UserPosts" ("A", "B") SELECT "A", "B" FROM "gone""#,
+        ],
+    )
+    .await;
+    assert_eq!(copies(&db, col).await, ["p1=u1", "p2=-", "p3=u1"]);
+    run(
+        &db,
+        &[
+            r#"UPDATE "_UserPosts" SET "A" = 'u2' WHERE "A" = 'u1'"#,
+            r#"DELETE FROM "_UserPosts" WHERE "B" = 'p1'"#,
+        ],
+    )
+    .await;
     assert_eq!(copies(&db, col).await, ["p1=-", "p2=-", "p3=u2"]);
     // Deleting a user deletes its edges (a cascade), and that clears the copies.
     run(&db, &[r#"DELETE FROM "User" WHERE "id" = 'u2'"#]).await;
@@ -253,6 +299,39 @@ async fn the_copy_follows_migrations() {
     assert_eq!(
         copies(&db, "__Authorship_A").await,
         ["p1=-", "p2=u2", "p3=u2"]
+    );
+    // The one row-level trigger of earlier builds is replaced by statement-level ones at the
+    // next start.
+    let statement_level = [
+        "__svc_inline_A_delete:statement",
+        "__svc_inline_A_insert:statement",
+        "__svc_inline_A_truncate:statement",
+        "__svc_inline_A_update:statement",
+    ];
+    assert_eq!(triggers(&db, "_Authorship").await, statement_level);
+    run(
+        &db,
+        &[
+            r#"DROP TRIGGER "__svc_inline_A_insert" ON "_Authorship""#,
+            r#"DROP TRIGGER "__svc_inline_A_update" ON "_Authorship""#,
+            r#"DROP TRIGGER "__svc_inline_A_delete" ON "_Authorship""#,
+            r#"CREATE TRIGGER "__svc_inline_A" AFTER INSERT OR UPDATE OR DELETE ON "_Authorship" FOR EACH ROW EXECUTE FUNCTION "__svc_inline_Authorship_A"()"#,
+        ],
+    )
+    .await;
+    assert_eq!(
+        migrate_to(&db, &renamed, Options::default()).await,
+        Ok(Outcome::UpToDate)
+    );
+    assert_eq!(triggers(&db, "_Authorship").await, statement_level);
+    run(
+        &db,
+        &[r#"INSERT INTO "_Authorship" ("A", "B") VALUES ('u1', 'p1')"#],
+    )
+    .await;
+    assert_eq!(
+        copies(&db, "__Authorship_A").await,
+        ["p1=u1", "p2=u2", "p3=u2"]
     );
     // Nothing missing: the next start changes nothing.
     assert_eq!(
