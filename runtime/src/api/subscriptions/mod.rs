@@ -38,9 +38,9 @@ use crate::api::args::raw_arg;
 use crate::api::registry::{input_value, meta_field, object};
 use crate::api::roots::register_records;
 use crate::auth::Principal;
-use crate::engine::{Request, State, read};
+use crate::engine::{ChangeKind, Request, State, read};
 use crate::events::Event;
-use crate::model::{ModelMeta, ServiceDef};
+use crate::model::{ModelMeta, ServiceDef, Val};
 use crate::storage::Counter;
 
 /// The Subscription root type of the Simple API.
@@ -223,9 +223,10 @@ enum Stage {
     Done,
 }
 
-/// The response to `event` (which passed the subscription's filter); `None` when the payload
-/// read the node of a `CREATED` or `UPDATED` event and it was gone (deleted since the commit, or
-/// since the filter was checked): as in the original, nothing is sent then.
+/// The response to `event` (which passed the subscription's filter); `None` when the node of a
+/// `CREATED` or `UPDATED` event is gone (deleted since the commit, or since the filter was
+/// checked): as in the original, which re-reads the node for every such event whatever the
+/// selection, nothing is sent then.
 async fn deliver(ctx: &Context<'_>, meta: &'static ModelMeta, event: Event) -> Option<Response> {
     let Some(state) = ctx.data_opt::<Arc<State>>() else {
         return Some(Response::from_errors(vec![ServerError::new(
@@ -237,6 +238,23 @@ async fn deliver(ctx: &Context<'_>, meta: &'static ModelMeta, event: Event) -> O
         None => ctx.data_opt::<Principal>().cloned().unwrap_or_default(),
     };
     let req = Request::new(state.clone(), Arc::new(Counter::new()), principal);
+    // The one read of the node, raw: a node the subscriber may not read is answered with null
+    // fields and errors, a node that is gone with nothing.
+    let row = if event.kind == ChangeKind::Deleted {
+        None
+    } else {
+        let id = Val::String(event.id.clone());
+        match read::row_by(&req, meta, meta.id, &id).await {
+            Ok(Some(row)) => Some(row),
+            Ok(None) => return None,
+            Err(e) => {
+                return Some(Response::from_errors(vec![ServerError::new(
+                    e.message(),
+                    None,
+                )]));
+            }
+        }
+    };
     let field_name = ctx.item.node.response_key().node.clone();
     let mut data = Data::default();
     data.insert(req);
@@ -249,7 +267,7 @@ async fn deliver(ctx: &Context<'_>, meta: &'static ModelMeta, event: Event) -> O
         &ctx.item.node.selection_set,
         Some(&data),
     );
-    let payload = Payload::new(meta, event);
+    let payload = Payload::new(meta, event, row);
     let resolved = OutputType::resolve(&payload, &selection, ctx.item).await;
     // Taken whether or not the response is sent: they belong to this event alone.
     let errors = std::mem::take(
@@ -259,9 +277,6 @@ async fn deliver(ctx: &Context<'_>, meta: &'static ModelMeta, event: Event) -> O
             .lock()
             .unwrap_or_else(|e| e.into_inner()),
     );
-    if payload.gone() {
-        return None;
-    }
     let mut response = match resolved {
         Ok(value) => Response::new(Value::Object(IndexMap::from([(field_name.clone(), value)]))),
         Err(e) => Response::from_errors(vec![e]),

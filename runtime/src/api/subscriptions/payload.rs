@@ -8,11 +8,10 @@
 //! `Insufficient Permissions` error at its path: the node it would be checked against may be
 //! gone.
 //!
-//! A `CREATED` or `UPDATED` event whose node is gone by the time its payload is read (deleted
-//! since) answers nothing (reference §4.3: "if the result for the top field is null, nothing is
-//! sent"): the payload notes it ([`Payload::gone`]) and the caller drops the response.
-
-use std::sync::atomic::{AtomicBool, Ordering};
+//! The node of a `CREATED` or `UPDATED` event is read by the caller before the payload is made
+//! (one read, whatever the selection): when it is gone by then (deleted since), nothing is sent
+//! (reference §4.3: the original re-reads the node by id for every event, and "if the result for
+//! the top field is null, nothing is sent").
 
 use async_graphql::indexmap::IndexMap;
 use async_graphql::registry::Registry;
@@ -21,10 +20,11 @@ use async_graphql::{Context, Enum, Name, OutputType, ServerResult, Value};
 
 use crate::api::registry::{meta_field, named_object, register_object, register_value_type};
 use crate::api::request;
-use crate::api::resolve::{Call, output, resolve_model, server_error};
-use crate::engine::{ChangeKind, read};
+use crate::api::resolve::{Call, output, resolve_model};
+use crate::engine::ChangeKind;
 use crate::events::Event;
 use crate::model::{ApiError, FieldMeta, ModelMeta, Val, format_datetime};
+use crate::storage::Row;
 
 /// `_ModelMutationType`: what happened to the node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
@@ -117,23 +117,14 @@ pub(super) fn register(registry: &mut Registry, meta: &'static ModelMeta) -> Str
 pub(super) struct Payload {
     meta: &'static ModelMeta,
     event: Event,
-    /// Set when `node` was read for a `CREATED` or `UPDATED` event and the node was not there.
-    gone: AtomicBool,
+    /// The node's row as read after the commit (`None` for a `DELETED` event).
+    row: Option<Row>,
 }
 
 impl Payload {
-    pub(super) fn new(meta: &'static ModelMeta, event: Event) -> Payload {
-        Payload {
-            meta,
-            event,
-            gone: AtomicBool::new(false),
-        }
-    }
-
-    /// Whether the event's node was gone when the payload's `node` was read: the response is
-    /// not to be sent.
-    pub(super) fn gone(&self) -> bool {
-        self.gone.load(Ordering::Relaxed)
+    /// The payload of `event`, whose node (for a `CREATED` or `UPDATED` event) is `row`.
+    pub(super) fn new(meta: &'static ModelMeta, event: Event, row: Option<Row>) -> Payload {
+        Payload { meta, event, row }
     }
 }
 
@@ -146,22 +137,9 @@ impl ContainerType for Payload {
         match ctx.item.node.name.node.as_str() {
             "mutation" => output(ctx, Ok(ModelMutationType::from(event.kind))).await,
             "node" if event.kind == ChangeKind::Deleted => Ok(Some(Value::Null)),
-            "node" => {
-                // Read here (the one read of the node) to tell a node that is gone from one whose
-                // fields the subscriber may not read (null too, with errors).
-                let req = request(ctx)?;
-                let id = Val::String(event.id.clone());
-                let row = read::row_by(req, self.meta, self.meta.id, &id)
-                    .await
-                    .map_err(|e| server_error(ctx, e))?;
-                match row {
-                    Some(row) => resolve_model(ctx, self.meta, Call::Row(Some(&row))).await,
-                    None => {
-                        self.gone.store(true, Ordering::Relaxed);
-                        Ok(Some(Value::Null))
-                    }
-                }
-            }
+            // Resolved from the row the caller read, with the subscriber's permissions: fields
+            // it may not read are null, with errors.
+            "node" => resolve_model(ctx, self.meta, Call::Row(self.row.as_ref())).await,
             "updatedFields" if event.kind == ChangeKind::Updated => {
                 let names = event.updated_fields.iter().map(|n| (*n).to_owned());
                 Ok(Some(Value::List(names.map(Value::String).collect())))

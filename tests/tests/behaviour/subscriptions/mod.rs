@@ -543,7 +543,8 @@ async fn two_processes_on_one_postgres_database() {
 }
 
 /// An event whose node is gone by the time the payload reads it (deleted since the commit)
-/// sends nothing, as in the original (which sends nothing when the node it re-reads is null):
+/// sends nothing, as in the original (which sends nothing when the node it re-reads is null),
+/// also to a subscription whose selection and filter do not need the node:
 /// here another instance's notifications of a user's create and update arrive after the user
 /// was deleted. On PostgreSQL, where a test can send an instance's notification itself; the
 /// race it stands for (a delete committed between an event's commit and its payload's read) is
@@ -556,9 +557,15 @@ async fn an_event_whose_node_is_gone_sends_nothing() {
     let server = Served::start(&database.url, Some(SECRET));
     let query = "subscription { User(filter: { mutation_in: [CREATED, UPDATED] }) { mutation node { __typename } } }";
     let mut ws = subscribed(server.port, json!({}), "u", query).await;
+    // A payload that does not need the node, and no condition on it: the node is read all the
+    // same, as the original re-reads it for every event.
+    let bare = "subscription { User(filter: { mutation_in: [CREATED, UPDATED] }) { mutation } }";
+    let mut bare_ws = subscribed(server.port, json!({}), "b", bare).await;
     let gone = create_user(server.port, "gone").await;
     let created = json!({ "id": "u", "type": "next", "payload": { "data": { "User": { "mutation": "CREATED", "node": { "__typename": "User" } } } } });
+    let bare_created = json!({ "id": "b", "type": "next", "payload": { "data": { "User": { "mutation": "CREATED" } } } });
     assert_eq!(next(&mut ws).await, Some(created.clone()));
+    assert_eq!(next(&mut bare_ws).await, Some(bare_created.clone()));
     let platform = mint(&platform_claims());
     mutate_at(
         server.port,
@@ -586,7 +593,9 @@ async fn an_event_whose_node_is_gone_sends_nothing() {
     // The next message is the next user's create: nothing came of the late events.
     create_user(server.port, "next").await;
     assert_eq!(next(&mut ws).await, Some(created));
+    assert_eq!(next(&mut bare_ws).await, Some(bare_created));
     silent(&mut ws).await;
+    silent(&mut bare_ws).await;
     drop(server);
 }
 
