@@ -15,9 +15,10 @@
 //! update and delete, including cascades, and truncate), so every writer (mutations, NDF import,
 //! migrations) keeps it without knowing about it. They are statement-level: each statement's
 //! rows (its transition tables) update the copies in one pass, where a trigger per row ran an
-//! `UPDATE` per edge (an import's batch of edges took a fifth longer). [`sync`] creates, fills and removes the
-//! columns, indexes, functions and triggers to match the model, in the migration's
-//! transaction; GraphQL names cannot begin with `__`, so no field can clash with the columns.
+//! `UPDATE` per edge (an import's batch of edges took up to a fifth longer). [`sync`] creates,
+//! fills and removes the columns, indexes, functions and triggers to match the model, in the
+//! migration's transaction; GraphQL names cannot begin with `__`, so no field can clash with
+//! the columns.
 
 use std::collections::BTreeSet;
 
@@ -94,8 +95,7 @@ fn wanted(schema: &Schema) -> Vec<PartnerCopy> {
 /// Brings the copies to what `schema` needs: with `always`, every column is refilled and every
 /// function and trigger made again (after a migration, which may have renamed tables);
 /// otherwise only when a column or function is missing or left over, or a trigger is one of
-/// the row-level triggers earlier builds made. Returns whether anything
-/// was changed.
+/// the row-level triggers earlier builds made. Returns whether anything was changed.
 pub async fn sync(
     tx: &DatabaseTransaction,
     schema: &Schema,
