@@ -194,10 +194,8 @@ fn copy_statements(copy: &PartnerCopy, schema: &str) -> Vec<String> {
     let (key, value) = (quote(copy.key), quote(copy.value));
     let function = quote(&copy.function());
     let trigger = quote(&copy.trigger());
-    let [insert, update, delete, truncate] =
-        ["insert", "update", "delete", "truncate"].map(|event| quote(&copy.trigger_on(event)));
     let qualified_join = format!("{}.{join}", quote(schema));
-    vec![
+    let mut statements = vec![
         format!("ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} TEXT COLLATE \"C\""),
         // Named by the column, which is unique across the service (a model name cannot begin
         // with `_`), so a renamed table keeps it. It holds only the rows that have a partner:
@@ -239,27 +237,27 @@ fn copy_statements(copy: &PartnerCopy, schema: &str) -> Vec<String> {
         ),
         // The one row-level trigger of earlier builds.
         format!("DROP TRIGGER IF EXISTS {trigger} ON {join}"),
-        format!("DROP TRIGGER IF EXISTS {insert} ON {join}"),
-        format!(
-            "CREATE TRIGGER {insert} AFTER INSERT ON {join} \
-             REFERENCING NEW TABLE AS {NEW_ROWS} FOR EACH STATEMENT EXECUTE FUNCTION {function}()"
+    ];
+    // One statement-level trigger per event, each with the transition tables it reads.
+    let events = [
+        ("insert", format!("REFERENCING NEW TABLE AS {NEW_ROWS} ")),
+        (
+            "update",
+            format!("REFERENCING OLD TABLE AS {OLD_ROWS} NEW TABLE AS {NEW_ROWS} "),
         ),
-        format!("DROP TRIGGER IF EXISTS {update} ON {join}"),
-        format!(
-            "CREATE TRIGGER {update} AFTER UPDATE ON {join} \
-             REFERENCING OLD TABLE AS {OLD_ROWS} NEW TABLE AS {NEW_ROWS} \
-             FOR EACH STATEMENT EXECUTE FUNCTION {function}()"
-        ),
-        format!("DROP TRIGGER IF EXISTS {delete} ON {join}"),
-        format!(
-            "CREATE TRIGGER {delete} AFTER DELETE ON {join} \
-             REFERENCING OLD TABLE AS {OLD_ROWS} FOR EACH STATEMENT EXECUTE FUNCTION {function}()"
-        ),
-        format!("DROP TRIGGER IF EXISTS {truncate} ON {join}"),
-        format!(
-            "CREATE TRIGGER {truncate} AFTER TRUNCATE ON {join} \
-             FOR EACH STATEMENT EXECUTE FUNCTION {function}()"
-        ),
+        ("delete", format!("REFERENCING OLD TABLE AS {OLD_ROWS} ")),
+        ("truncate", String::new()),
+    ];
+    for (event, referencing) in events {
+        let name = quote(&copy.trigger_on(event));
+        let event = event.to_uppercase();
+        statements.push(format!("DROP TRIGGER IF EXISTS {name} ON {join}"));
+        statements.push(format!(
+            "CREATE TRIGGER {name} AFTER {event} ON {join} \
+             {referencing}FOR EACH STATEMENT EXECUTE FUNCTION {function}()"
+        ));
+    }
+    statements.extend([
         format!(
             "UPDATE {table} AS t SET {column} = j.{value} FROM {join} AS j \
              WHERE j.{key} = t.{id} AND t.{column} IS DISTINCT FROM j.{value}"
@@ -269,7 +267,8 @@ fn copy_statements(copy: &PartnerCopy, schema: &str) -> Vec<String> {
              AND NOT EXISTS (SELECT 1 FROM {join} AS j WHERE j.{key} = t.{id} \
              AND j.{value} = t.{column})"
         ),
-    ]
+    ]);
+    statements
 }
 
 /// The first column of each row of `sql`, as text.
