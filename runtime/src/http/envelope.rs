@@ -10,11 +10,13 @@ use async_graphql::parser::types::ExecutableDocument;
 use async_graphql::{Executor, Request, Variables};
 
 use super::nulls::Nullability;
+use super::omitted;
 use super::render::{rejected, render};
+use super::validated::Fast;
 use crate::api::Whitelist;
 use crate::auth::Principal;
 use crate::engine::{self, State};
-use crate::plan::{self, Plan, Plans};
+use crate::plan::{self, Checks, Plan, Plans};
 use crate::storage::Counter;
 
 /// What became of the body of a client API request.
@@ -48,13 +50,21 @@ pub(super) struct Envelope<'a> {
     pub(super) origin: &'a engine::Origin,
     /// How many requests a plan answered.
     pub(super) direct: AtomicU32,
+    /// How many requests the executor ran without validating them in full.
+    pub(super) checked: AtomicU32,
     /// The most requests a batch may hold.
     pub(super) max_batch: usize,
 }
 
 impl Envelope<'_> {
-    /// Runs a body of the client APIs: one request object, or a batch (a JSON array of them).
-    pub(super) async fn run<E: Executor>(&self, schema: &E, body: &[u8]) -> Answer {
+    /// Runs a body of the client APIs: one request object, or a batch (a JSON array of them),
+    /// through `schema`, or through `fast` where a text's checks pass ([`Fast`]).
+    pub(super) async fn run<E: Executor>(
+        &self,
+        schema: &E,
+        fast: Option<&Fast<E>>,
+        body: &[u8],
+    ) -> Answer {
         match serde_json::from_slice::<serde_json::Value>(body) {
             Ok(serde_json::Value::Array(items)) if items.len() > self.max_batch => Answer {
                 body: to_json(&serde_json::json!({
@@ -72,7 +82,7 @@ impl Envelope<'_> {
                     if i > 0 {
                         out.push(b',');
                     }
-                    out.extend(self.run_one(schema, item).await.0);
+                    out.extend(self.run_one(schema, fast, item).await.0);
                 }
                 out.push(b']');
                 Answer {
@@ -81,7 +91,7 @@ impl Envelope<'_> {
                 }
             }
             Ok(item @ serde_json::Value::Object(_)) => {
-                let (body, outcome) = self.run_one(schema, item).await;
+                let (body, outcome) = self.run_one(schema, fast, item).await;
                 Answer { body, outcome }
             }
             parsed => Answer {
@@ -98,10 +108,12 @@ impl Envelope<'_> {
     }
 
     /// Runs one GraphQL request of the envelope and renders it in the reference's shapes: by
-    /// its compiled plan when it has one that applies, otherwise by the executor.
+    /// its compiled plan when it has one that applies, otherwise by the executor (through
+    /// `fast` when the text was validated before and its checks pass).
     async fn run_one<E: Executor>(
         &self,
         schema: &E,
+        fast: Option<&Fast<E>>,
         item: serde_json::Value,
     ) -> (Vec<u8>, Outcome) {
         let incoming = match read_request(item, self.request_id) {
@@ -124,11 +136,19 @@ impl Envelope<'_> {
             Ok(request) => request,
             Err(error) => return (to_json(&error), Outcome::Rejected),
         };
+        // Variables the request leaves out: the document runs without the arguments they fill
+        // (`omitted.rs`), and nothing is learned of the text from this request.
+        let operation = request.operation_name.clone();
+        let variables = std::mem::take(&mut request.variables);
+        let pruned = request
+            .parsed_query()
+            .ok()
+            .and_then(|doc| omitted::pruned(doc, operation.as_deref(), &variables));
+        request.variables = variables;
         // A text not seen before: compile it now (the executor consumes the document), and
         // keep the plan, or without one the document, once the executor has validated the text.
-        let operation = request.operation_name.clone();
-        let learned = match (known, request.parsed_query()) {
-            (Some(None), Ok(doc)) => {
+        let learned = match (&known, request.parsed_query(), &pruned) {
+            (Some(None), Ok(doc), None) => {
                 let api = self.plans.map_or(plan::Api::Simple, Plans::api);
                 let plan = plan::compile(self.state.service, api, doc, operation.as_deref());
                 let doc = plan.is_none().then(|| doc.clone());
@@ -136,6 +156,22 @@ impl Envelope<'_> {
             }
             _ => None,
         };
+        // A text validated before is validated in full again only when its variables fail its
+        // checks; a text whose document is kept gets its checks (`validated.rs`).
+        let checks = match (&learned, fast) {
+            (Some((None, Some(doc))), Some(fast)) => Checks::of(fast.registry(), doc),
+            _ => None,
+        };
+        let fast = fast.filter(|fast| {
+            pruned.is_none()
+                && known
+                    .as_ref()
+                    .and_then(|k| k.as_ref()?.checks.as_ref())
+                    .is_some_and(|checks| checks.pass(fast.registry(), &request.variables))
+        });
+        if let Some(doc) = pruned {
+            request.set_parsed_query(doc);
+        }
         let request = request
             .data(engine::Request::from(
                 self.state.clone(),
@@ -145,7 +181,13 @@ impl Envelope<'_> {
             ))
             .data(Whitelist::default());
         let query = request.query.clone();
-        let response = schema.execute(request).await;
+        let response = match fast {
+            Some(fast) => {
+                self.checked.fetch_add(1, Ordering::Relaxed);
+                fast.schema.execute(request).await
+            }
+            None => schema.execute(request).await,
+        };
         let outcome = if rejected(&response) {
             Outcome::Rejected
         } else {
@@ -168,7 +210,7 @@ impl Envelope<'_> {
         if let (Some(plans), Some((plan, doc))) = (self.plans, learned)
             && errors_at_fields
         {
-            plans.insert(&query, operation.as_deref(), plan, doc);
+            plans.insert(&query, operation.as_deref(), plan, doc, checks);
         }
         (out, outcome)
     }

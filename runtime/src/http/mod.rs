@@ -11,11 +11,13 @@ mod envelope;
 mod files;
 mod ndf;
 mod nulls;
+mod omitted;
 mod order;
 mod render;
 mod routes;
 mod sliced;
 mod subscriptions;
+mod validated;
 
 pub use subscriptions::SocketTimes;
 
@@ -41,6 +43,7 @@ use crate::functions::subscriptions::{Evaluate, Evaluation};
 use crate::model::ServiceDef;
 use crate::plan::{Api, Plans};
 use nulls::Nullability;
+use validated::Fast;
 
 /// The bounds of what one request of a client may ask for (each a flag and an `SVC_*`
 /// variable; docs/operations.md lists them). The defaults are generous enough for every
@@ -100,12 +103,27 @@ pub const STATEMENTS_HEADER: &str = "Svc-Sql-Statements";
 /// compiled plan instead of the executor (see `plan/`).
 pub const DIRECT_HEADER: &str = "Svc-Direct";
 
+/// Response header carrying how many of the request's GraphQL requests the executor ran
+/// without validating them in full, their text validated before and their variables passing its
+/// checks (see `http/validated.rs`).
+pub const CHECKED_HEADER: &str = "Svc-Checked";
+
+/// The Simple API's schema.
+type SimpleSchema<S> = Schema<Query<S>, Mutation<S>, Subscription<S>>;
+
+/// The Relay API's schema.
+type RelaySchema<S> = Schema<relay::Query<S>, relay::Mutation<S>, EmptySubscription>;
+
 /// Everything the HTTP handlers share.
 pub struct Service<S: ServiceDef> {
     /// The Simple API (with its subscriptions).
     pub schema: Schema<Query<S>, Mutation<S>, Subscription<S>>,
     /// The Relay API.
     pub relay: Schema<relay::Query<S>, relay::Mutation<S>, EmptySubscription>,
+    /// The Simple API's schema for texts validated before ([`validated`]).
+    pub(super) schema_fast: Option<Fast<SimpleSchema<S>>>,
+    /// The same for the Relay API.
+    pub(super) relay_fast: Option<Fast<RelaySchema<S>>>,
     /// The permission schema (`Some<Type>Exists`), served at `/permissions` to admins.
     pub permissions: Schema<PermissionQuery<S>, EmptyMutation, EmptySubscription>,
     /// The System API.
@@ -163,17 +181,20 @@ impl<S: ServiceDef> Service<S> {
         let tables = Tables::of::<S>();
         let closing = tokio::sync::watch::channel(false);
         let hub = Hub::new(events, state.clone());
-        let schema = Schema::build(
-            Query::<S>::default(),
-            Mutation::<S>::default(),
-            Subscription::<S>::default(),
-        )
-        .data(state.clone())
-        .data(tables.clone())
-        .data(hub.clone())
-        .limit_depth(limits.max_depth)
-        .limit_complexity(limits.max_complexity)
-        .finish();
+        let simple = || {
+            Schema::build(
+                Query::<S>::default(),
+                Mutation::<S>::default(),
+                Subscription::<S>::default(),
+            )
+            .data(state.clone())
+            .data(tables.clone())
+            .data(hub.clone())
+            .limit_depth(limits.max_depth)
+            .limit_complexity(limits.max_complexity)
+        };
+        let schema = simple().finish();
+        let schema_fast = validated::fast(simple);
         let permissions = Schema::build(
             PermissionQuery::<S>::default(),
             EmptyMutation,
@@ -186,23 +207,25 @@ impl<S: ServiceDef> Service<S> {
         .finish();
         // The Relay API's model types have its relation fields: its schema and the field types
         // of its null propagation are built in its shape.
-        let (relay, relay_nulls) = Shape::Relay.build(|| {
-            let schema = Schema::build(
-                relay::Query::<S>::default(),
-                relay::Mutation::<S>::default(),
-                EmptySubscription,
-            )
-            .data(state.clone())
-            .data(tables)
-            .data(relay::Connections::of::<S>())
-            .data(relay::Writes::of::<S>())
-            .data(relay::ViewerFields::of::<S>())
-            .data(Shape::Relay)
-            .limit_depth(limits.max_depth)
-            .limit_complexity(limits.max_complexity)
-            .finish();
+        let (relay, relay_fast, relay_nulls) = Shape::Relay.build(|| {
+            let build = || {
+                Schema::build(
+                    relay::Query::<S>::default(),
+                    relay::Mutation::<S>::default(),
+                    EmptySubscription,
+                )
+                .data(state.clone())
+                .data(tables.clone())
+                .data(relay::Connections::of::<S>())
+                .data(relay::Writes::of::<S>())
+                .data(relay::ViewerFields::of::<S>())
+                .data(Shape::Relay)
+                .limit_depth(limits.max_depth)
+                .limit_complexity(limits.max_complexity)
+            };
             (
-                schema,
+                build().finish(),
+                validated::fast(build),
                 Nullability::of::<relay::Query<S>, relay::Mutation<S>, EmptySubscription>(),
             )
         });
@@ -212,6 +235,8 @@ impl<S: ServiceDef> Service<S> {
             Nullability::of::<PermissionQuery<S>, EmptyMutation, EmptySubscription>();
         Service {
             schema,
+            schema_fast,
+            relay_fast,
             permissions,
             system,
             service_id,

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::envelope::{Envelope, Outcome, parse_request};
 use super::render::render;
-use super::{DIRECT_HEADER, INTROSPECTION_QUERY, STATEMENTS_HEADER, Service};
+use super::{CHECKED_HEADER, DIRECT_HEADER, INTROSPECTION_QUERY, STATEMENTS_HEADER, Service};
 use crate::api::system::Caller;
 use crate::auth::bearer;
 use crate::model::{ServiceDef, cuid};
@@ -127,17 +127,16 @@ pub(super) fn json_response(
     statements: Option<u32>,
 ) -> HttpResponse {
     match serde_json::to_vec(body) {
-        Ok(bytes) => json_bytes_response(bytes, request_id, statements, None),
+        Ok(bytes) => json_bytes_response(bytes, request_id, statements),
         Err(_) => HttpResponse::InternalServerError().finish(),
     }
 }
 
-/// A JSON body already serialised; `direct` is the value of [`DIRECT_HEADER`].
+/// A JSON body already serialised.
 pub(super) fn json_bytes_response(
     body: Vec<u8>,
     request_id: &str,
     statements: Option<u32>,
-    direct: Option<u32>,
 ) -> HttpResponse {
     media_response(
         StatusCode::OK,
@@ -145,7 +144,7 @@ pub(super) fn json_bytes_response(
         body,
         request_id,
         statements,
-        direct,
+        None,
     )
 }
 
@@ -226,13 +225,14 @@ fn json_body(req: &HttpRequest, media: Media) -> bool {
             || subtype.len() > 5 && subtype[subtype.len() - 5..].eq_ignore_ascii_case(b"+json"))
 }
 
+/// `answered`: the values of [`DIRECT_HEADER`] and [`CHECKED_HEADER`].
 fn media_response(
     status: StatusCode,
     media: Media,
     body: Vec<u8>,
     request_id: &str,
     statements: Option<u32>,
-    direct: Option<u32>,
+    answered: Option<(u32, u32)>,
 ) -> HttpResponse {
     let mut res = HttpResponse::build(status);
     res.content_type(media.content_type());
@@ -242,8 +242,9 @@ fn media_response(
     if let Some(n) = statements {
         res.insert_header((STATEMENTS_HEADER, n.to_string()));
     }
-    if let Some(n) = direct {
-        res.insert_header((DIRECT_HEADER, n.to_string()));
+    if let Some((direct, checked)) = answered {
+        res.insert_header((DIRECT_HEADER, direct.to_string()));
+        res.insert_header((CHECKED_HEADER, checked.to_string()));
     }
     super::sliced::respond(&mut res, body)
 }
@@ -334,21 +335,31 @@ async fn client_api<S: ServiceDef>(
         principal: &principal,
         origin: &origin,
         direct: AtomicU32::new(0),
+        checked: AtomicU32::new(0),
         max_batch: service.limits.max_batch,
     };
     let answer = match api {
-        PERMISSIONS => cx.run(&service.permissions, body).await,
-        RELAY => cx.run(&service.relay, body).await,
-        _ => cx.run(&service.schema, body).await,
+        PERMISSIONS => cx.run(&service.permissions, None, body).await,
+        RELAY => {
+            cx.run(&service.relay, service.relay_fast.as_ref(), body)
+                .await
+        }
+        _ => {
+            cx.run(&service.schema, service.schema_fast.as_ref(), body)
+                .await
+        }
     };
-    let direct = cx.direct.load(Ordering::Relaxed);
+    let answered = (
+        cx.direct.load(Ordering::Relaxed),
+        cx.checked.load(Ordering::Relaxed),
+    );
     media_response(
         media.status(answer.outcome),
         media,
         answer.body,
         &request_id,
         Some(counter.get()),
-        Some(direct),
+        Some(answered),
     )
 }
 

@@ -6,7 +6,7 @@ use std::sync::{Arc, RwLock};
 
 use async_graphql::parser::types::ExecutableDocument;
 
-use super::{Api, Plan};
+use super::{Api, Checks, Plan};
 
 /// How many query texts the cache keeps; when full it starts again (clients send a few fixed
 /// texts, so this bounds only clients that build a new text per request).
@@ -33,6 +33,7 @@ struct Known {
     operation: Option<String>,
     plan: Option<Arc<Plan>>,
     document: Option<Arc<ExecutableDocument>>,
+    checks: Option<Arc<Checks>>,
 }
 
 /// What [`Plans::get`] tells of a text seen before.
@@ -42,6 +43,8 @@ pub struct Seen {
     pub plan: Option<Arc<Plan>>,
     /// Without a plan, the text's parsed document (short texts only).
     pub document: Option<Arc<ExecutableDocument>>,
+    /// With the document, what its validation depends on, when it has checks.
+    pub checks: Option<Arc<Checks>>,
 }
 
 impl Plans {
@@ -70,22 +73,25 @@ impl Plans {
             .map(|known| Seen {
                 plan: known.plan.clone(),
                 document: known.document.clone(),
+                checks: known.checks.clone(),
             })
     }
 
     /// Remembers the plan of a query text the executor has validated, or without one its
-    /// parsed `document`.
+    /// parsed `document` and the `checks` of its validation.
     pub fn insert(
         &self,
         query: &str,
         operation: Option<&str>,
         plan: Option<Arc<Plan>>,
         document: Option<ExecutableDocument>,
+        checks: Option<Checks>,
     ) {
         let document = match (&plan, document) {
             (None, Some(doc)) if query.len() <= MAX_KEPT_DOCUMENT => Some(Arc::new(doc)),
             _ => None,
         };
+        let checks = checks.filter(|_| document.is_some()).map(Arc::new);
         let mut map = self.by_query.write().unwrap_or_else(|e| e.into_inner());
         if map.len() >= MAX_PLANS {
             map.clear();
@@ -99,6 +105,7 @@ impl Plans {
                 operation: operation.map(str::to_owned),
                 plan,
                 document,
+                checks,
             });
         }
     }
@@ -120,7 +127,7 @@ mod tests {
         let plans = Plans::new(Api::Simple);
         let text = "mutation A { a } mutation B { b }";
         assert!(plans.get(text, Some("A")).is_none(), "not seen yet");
-        plans.insert(text, Some("A"), None, Some(doc(text)));
+        plans.insert(text, Some("A"), None, Some(doc(text)), None);
         let known = plans.get(text, Some("A")).expect("seen");
         assert!(known.plan.is_none());
         let kept = known.document.expect("the document is kept");
@@ -128,7 +135,7 @@ mod tests {
         assert!(plans.get(text, Some("B")).is_none(), "another operation");
 
         let long = format!("{{ a }} # {}", "x".repeat(MAX_KEPT_DOCUMENT));
-        plans.insert(&long, None, None, Some(doc(&long)));
+        plans.insert(&long, None, None, Some(doc(&long)), None);
         let known = plans.get(&long, None).expect("seen");
         assert!(known.plan.is_none() && known.document.is_none());
 
@@ -138,7 +145,7 @@ mod tests {
             roots: Vec::new(),
             inline: InlineReads::default(),
         });
-        plans.insert(planned, None, Some(plan), Some(doc(planned)));
+        plans.insert(planned, None, Some(plan), Some(doc(planned)), None);
         let known = plans.get(planned, None).expect("seen");
         assert!(known.plan.is_some() && known.document.is_none());
     }

@@ -47,7 +47,7 @@ pub fn compile(
         }
         vars.push(Var {
             name: def.name.node.clone(),
-            default: def.default_value().cloned(),
+            default: def.default_value.as_ref().map(|value| value.node.clone()),
             ty: var_type(service, ty)?,
             required: !def.var_type.node.nullable,
             items,

@@ -30,6 +30,7 @@
 //! resolvers use, so a value that the executor would refuse makes the plan give up.
 
 mod cache;
+mod checks;
 mod compile;
 mod json;
 mod run;
@@ -40,6 +41,7 @@ use crate::model::ModelMeta;
 use crate::storage::InlineReads;
 
 pub use cache::{Plans, Seen};
+pub use checks::Checks;
 pub use compile::compile;
 pub use run::Execution;
 
@@ -61,8 +63,9 @@ pub struct Plan {
     inline: InlineReads,
 }
 
-/// A variable definition: its name and the value it takes when the request leaves it out
-/// (its default; `null` when it is nullable).
+/// A variable definition: its name and the default its definition gives. A request that leaves
+/// out a variable without one makes the plan give up: the executor then runs the document
+/// without the arguments the variable fills (`http/omitted.rs`).
 #[derive(Debug)]
 struct Var {
     name: Name,

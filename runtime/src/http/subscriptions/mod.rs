@@ -701,6 +701,13 @@ impl<S: ServiceDef> Socket<S> {
         {
             request = request.operation_name(name);
         }
+        // Arguments filled by variables the payload leaves out are not given (`omitted.rs`).
+        let pruned = super::omitted::pruned(
+            &document,
+            request.operation_name.as_deref(),
+            &request.variables,
+        );
+        request.set_parsed_query(pruned.unwrap_or(document));
         let principal = self.principal.clone().unwrap_or_default();
         let group = GroupKey {
             query: query.to_owned(),

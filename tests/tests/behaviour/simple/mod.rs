@@ -4,6 +4,7 @@
 //! server returns after a large response, and the playground pages (of both APIs).
 
 mod changes;
+mod checked;
 pub(crate) mod direct;
 mod envelope;
 mod filters;
@@ -18,3 +19,4 @@ mod queries;
 mod scalars;
 mod search;
 mod statements;
+mod variables;

@@ -1,0 +1,234 @@
+//! Validation in full once per query text. A text the executor answers (a mutation, a query
+//! without a compiled plan) is validated in full the first time, and its checks are kept with
+//! its parsed document ([`crate::plan::Checks`]). A later request with the same text whose
+//! variables pass the checks runs through the same API's schema built in async-graphql's fast
+//! validation mode ([`Fast`]), which still computes the depth and complexity the limits
+//! bound; a request whose variables fail them is validated in full, with its errors. So every
+//! request is answered as if validated in full. Full validation was about 14 % of the server's
+//! CPU under creates (docs/benchmarks.md).
+//!
+//! Why a second schema and not an extension that skips the rules: with any extension
+//! registered, async-graphql resolves each field through a path that names the field's parent
+//! by its Rust type, which the types named at run time (the Relay API's payloads) fail.
+
+use std::pin::pin;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Waker};
+
+use async_graphql::extensions::{Extension, ExtensionContext, ExtensionFactory, NextRequest};
+use async_graphql::registry::Registry;
+use async_graphql::{
+    ObjectType, Request, Response, Schema, SchemaBuilder, SchemaEnv, SubscriptionType,
+    ValidationMode,
+};
+
+/// A client API's schema in the fast validation mode, and the registry of its types, which the
+/// checks read.
+pub(crate) struct Fast<E> {
+    pub(super) schema: E,
+    env: SchemaEnv,
+}
+
+impl<E> Fast<E> {
+    /// The registry of the schema's types.
+    pub(super) fn registry(&self) -> &Registry {
+        &self.env.registry
+    }
+}
+
+/// The schema `build` makes, in the fast validation mode, with the registry of its types;
+/// `None` if the registry could not be read (every request is then validated in full).
+pub(super) fn fast<Q, M, Sub>(
+    build: impl Fn() -> SchemaBuilder<Q, M, Sub>,
+) -> Option<Fast<Schema<Q, M, Sub>>>
+where
+    Q: ObjectType + 'static,
+    M: ObjectType + 'static,
+    Sub: SubscriptionType + 'static,
+{
+    // async-graphql shows a schema's registry only to its extensions: a copy of the schema
+    // with one that keeps it runs one request, and is dropped.
+    let slot = Arc::new(OnceLock::new());
+    let copy = build().extension(Capture(slot.clone())).finish();
+    {
+        let run = copy.execute(Request::new("{ __typename }"));
+        let mut run = pin!(run);
+        // The extension's first hook runs at the first poll, before anything could wait.
+        let _ = run.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+    }
+    let env = slot.get()?.clone();
+    Some(Fast {
+        schema: build().validation_mode(ValidationMode::Fast).finish(),
+        env,
+    })
+}
+
+/// The extension that keeps its schema's environment.
+struct Capture(Arc<OnceLock<SchemaEnv>>);
+
+impl ExtensionFactory for Capture {
+    fn create(&self) -> Arc<dyn Extension> {
+        Arc::new(Capture(self.0.clone()))
+    }
+}
+
+#[async_trait::async_trait]
+impl Extension for Capture {
+    async fn request(&self, ctx: &ExtensionContext<'_>, next: NextRequest<'_>) -> Response {
+        let _ = self.0.set(ctx.schema_env.clone());
+        next.run(ctx).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use async_graphql::{
+        EmptyMutation, EmptySubscription, Enum, ID, InputObject, Object, OneofObject, Schema,
+        Variables,
+    };
+    use serde_json::json;
+
+    use super::fast;
+    use crate::plan::Checks;
+
+    #[derive(Enum, Clone, Copy, PartialEq, Eq)]
+    enum Color {
+        Red,
+        Green,
+    }
+
+    #[derive(InputObject)]
+    struct Point {
+        x: i32,
+        #[graphql(default = 0)]
+        y: i32,
+        tag: Option<String>,
+        colors: Option<Vec<Color>>,
+    }
+
+    #[derive(OneofObject)]
+    enum Pick {
+        A(i32),
+        B(String),
+    }
+
+    struct Root;
+
+    #[Object]
+    impl Root {
+        #[allow(clippy::too_many_arguments)]
+        async fn f(
+            &self,
+            a: Option<i32>,
+            b: i32,
+            s: Option<String>,
+            id: Option<ID>,
+            c: Option<Color>,
+            p: Option<Point>,
+            l: Option<Vec<i32>>,
+            ll: Option<Vec<Option<Vec<Option<i32>>>>>,
+            o: Option<Pick>,
+            fl: Option<f64>,
+            bo: Option<bool>,
+        ) -> i32 {
+            let _ = (a, s, id, c, p, l, ll, o, fl, bo);
+            b
+        }
+
+        async fn g(&self) -> Root {
+            Root
+        }
+    }
+
+    /// For a text validated once, the checks pass exactly when a full validation of the same
+    /// text with the same variables reports no fault: every kind of input type, each valid and
+    /// invalid, variables alone and inside literal objects and lists, missing and null.
+    #[tokio::test]
+    async fn checks_pass_exactly_when_full_validation_does() {
+        let build = || Schema::build(Root, EmptyMutation, EmptySubscription);
+        let strict = build().finish();
+        let fast = fast(build).expect("the registry is read");
+        let text = "query ($a: Int, $b: Int!, $s: String, $id: ID, $c: Color, $x: Int, \
+                    $cs: [Color!], $l: [Int!], $ll: [[Int]], $o: Pick, $oa: Int, $fl: Float, \
+                    $bo: Boolean) { f(a: $a, b: $b, s: $s, id: $id, c: $c, l: $l, ll: $ll, \
+                    o: $o, fl: $fl, bo: $bo) g { f(b: 1, p: {x: $x, tag: $s, colors: $cs}, \
+                    o: {a: $oa}) } }";
+        let doc = async_graphql::parser::parse_query(text).expect("a document");
+        let checks = Checks::of(fast.registry(), &doc).expect("the document has checks");
+        let cases = [
+            json!({"b": 1}),
+            json!({"b": 1, "a": 2, "s": "x", "id": "i", "c": "RED", "x": 3, "cs": ["GREEN"],
+                   "l": [1, 2], "ll": [[1, null], null], "o": {"b": "t"}, "oa": 4, "fl": 1.5,
+                   "bo": true}),
+            json!({}),
+            json!({"b": null}),
+            json!({"b": "1"}),
+            json!({"b": 1.5}),
+            json!({"b": 1, "a": "2"}),
+            json!({"b": 1, "a": 4_000_000_000_i64}),
+            json!({"b": 1, "s": 5}),
+            json!({"b": 1, "s": null}),
+            json!({"b": 1, "id": 7}),
+            json!({"b": 1, "id": 1.5}),
+            json!({"b": 1, "id": true}),
+            json!({"b": 1, "c": "BLUE"}),
+            json!({"b": 1, "c": 1}),
+            json!({"b": 1, "cs": "RED"}),
+            json!({"b": 1, "cs": ["RED", "BLUE"]}),
+            json!({"b": 1, "cs": ["RED", null]}),
+            json!({"b": 1, "x": null}),
+            json!({"b": 1, "x": "3"}),
+            json!({"b": 1, "x": 3, "s": 4}),
+            json!({"b": 1, "l": 3}),
+            json!({"b": 1, "l": [1, null]}),
+            json!({"b": 1, "l": [[1]]}),
+            json!({"b": 1, "ll": [1, 2]}),
+            json!({"b": 1, "ll": [["a"]]}),
+            json!({"b": 1, "o": {"a": 1, "b": "t"}}),
+            json!({"b": 1, "o": {"a": null}}),
+            json!({"b": 1, "o": {}}),
+            json!({"b": 1, "o": {"c": 1}}),
+            json!({"b": 1, "o": 3}),
+            json!({"b": 1, "oa": null}),
+            json!({"b": 1, "oa": "4"}),
+            json!({"b": 1, "fl": "1.5"}),
+            json!({"b": 1, "fl": 2}),
+            json!({"b": 1, "bo": 1}),
+        ];
+        let mut failing = 0;
+        for vars in cases {
+            let variables = Variables::from_json(vars.clone());
+            let full = strict
+                .execute(async_graphql::Request::new(text).variables(variables.clone()))
+                .await;
+            let valid = full.errors.iter().all(|e| !e.path.is_empty());
+            failing += usize::from(!valid);
+            assert_eq!(
+                checks.pass(fast.registry(), &variables),
+                valid,
+                "{vars}: {:?}",
+                full.errors
+            );
+        }
+        assert!(failing > 20, "most cases are invalid: {failing}");
+    }
+
+    /// Documents whose validation is always run in full have no checks.
+    #[test]
+    fn fragments_directives_and_several_operations_have_no_checks() {
+        let build = || Schema::build(Root, EmptyMutation, EmptySubscription);
+        let fast = fast(build).expect("the registry is read");
+        for text in [
+            "query ($b: Int!) { ...F } fragment F on Root { f(b: $b) }",
+            "query ($b: Int!) { ... on Root { f(b: $b) } }",
+            "query ($b: Int!, $i: Boolean!) { f(b: $b) @include(if: $i) }",
+            "query A { f(b: 1) } query B { f(b: 2) }",
+        ] {
+            let doc = async_graphql::parser::parse_query(text).expect("a document");
+            assert!(Checks::of(fast.registry(), &doc).is_none(), "{text}");
+        }
+        let doc = async_graphql::parser::parse_query("query ($b: Int!) { __typename f(b: $b) }")
+            .expect("a document");
+        assert!(Checks::of(fast.registry(), &doc).is_some());
+    }
+}
