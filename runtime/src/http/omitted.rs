@@ -26,7 +26,7 @@ pub(super) fn pruned(
     variables: &Variables,
 ) -> Option<ExecutableDocument> {
     let op = selected(doc, operation)?;
-    let left_out: HashSet<&Name> = op
+    let left_out: HashSet<Name> = op
         .variable_definitions
         .iter()
         .map(|def| &def.node)
@@ -35,12 +35,11 @@ pub(super) fn pruned(
                 && def.default_value.is_none()
                 && !variables.contains_key(&def.name.node)
         })
-        .map(|def| &def.name.node)
+        .map(|def| def.name.node.clone())
         .collect();
     if left_out.is_empty() || !uses_any(doc, op, &left_out) {
         return None;
     }
-    let left_out: HashSet<Name> = left_out.into_iter().cloned().collect();
     let mut doc = doc.clone();
     for fragment in doc.fragments.values_mut() {
         prune_set(&mut fragment.node.selection_set.node, &left_out);
@@ -95,7 +94,7 @@ fn selected_mut<'a>(
 }
 
 /// Whether an argument or input field of `op` or of a fragment is one of `names` itself.
-fn uses_any(doc: &ExecutableDocument, op: &OperationDefinition, names: &HashSet<&Name>) -> bool {
+fn uses_any(doc: &ExecutableDocument, op: &OperationDefinition, names: &HashSet<Name>) -> bool {
     let mut used = HashSet::new();
     let mut note = |value: &Value| direct_value(value, &mut used);
     each_argument(&op.selection_set.node, false, &mut note);

@@ -30,6 +30,21 @@ impl Checks {
     pub fn of(registry: &Registry, doc: &ExecutableDocument) -> Option<Checks> {
         arguments(registry, doc).map(|arguments| Checks { arguments })
     }
+
+    /// Whether validation with `variables` passes, as it passed before: every argument with a
+    /// variable, the variables substituted, is of its type. An argument naming a variable the
+    /// request does not give is not checked, as the validator does not check it.
+    pub fn pass(&self, registry: &Registry, variables: &Variables) -> bool {
+        self.arguments.iter().all(|(value, ty)| {
+            match value
+                .clone()
+                .into_const_with(|name| variables.get(&name).cloned().ok_or(()))
+            {
+                Ok(value) => accepts(registry, ty, &value),
+                Err(()) => true,
+            }
+        })
+    }
 }
 
 fn arguments(registry: &Registry, doc: &ExecutableDocument) -> Option<Vec<(Value, String)>> {
@@ -97,23 +112,6 @@ fn holds_variable(value: &Value) -> bool {
         Value::List(items) => items.iter().any(holds_variable),
         Value::Object(fields) => fields.values().any(holds_variable),
         _ => false,
-    }
-}
-
-impl Checks {
-    /// Whether validation with `variables` passes, as it passed before: every argument with a
-    /// variable, the variables substituted, is of its type. An argument naming a variable the
-    /// request does not give is not checked, as the validator does not check it.
-    pub fn pass(&self, registry: &Registry, variables: &Variables) -> bool {
-        self.arguments.iter().all(|(value, ty)| {
-            match value
-                .clone()
-                .into_const_with(|name| variables.get(&name).cloned().ok_or(()))
-            {
-                Ok(value) => accepts(registry, ty, &value),
-                Err(()) => true,
-            }
-        })
     }
 }
 

@@ -14,24 +14,11 @@ use serde_json::{Value, json};
 use super::direct::send_to;
 use crate::support::{ALIAS, Server, redact_request_ids};
 
-/// `Svc-Checked` of a request.
+/// The answer to `body` sent with the root token (request ids redacted) and its `Svc-Checked`.
 async fn checked(srv: &Server, url: &str, body: &Value) -> (Value, String) {
-    let res = srv
-        .client()
-        .post(url)
-        .json(body)
-        .send()
-        .await
-        .expect("the request failed");
-    let header = res
-        .headers()
-        .get("Svc-Checked")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("missing")
-        .to_owned();
-    let text = res.text().await.expect("cannot read the body");
-    let value: Value = serde_json::from_str(&text).expect("a JSON body");
-    (redact_request_ids(value), header)
+    let answer = send_to(srv, url, Some(srv.root_token()), body).await;
+    let value: Value = serde_json::from_str(&answer.text).expect("a JSON body");
+    (redact_request_ids(value), answer.checked)
 }
 
 /// `variables` with every `"<slug>"` string made unique, so that creates do not collide.

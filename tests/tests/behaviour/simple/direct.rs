@@ -19,10 +19,11 @@ use serde_json::{Value, json};
 
 use crate::support::{Server, node_token, redact_request_ids};
 
-/// One response: its text, `Svc-Direct` and `Svc-Sql-Statements`.
+/// One response: its text, `Svc-Direct`, `Svc-Checked` and `Svc-Sql-Statements`.
 pub(crate) struct Answer {
     pub(crate) text: String,
     pub(crate) direct: String,
+    pub(crate) checked: String,
     pub(crate) statements: String,
 }
 
@@ -45,11 +46,16 @@ pub(crate) async fn send_to(srv: &Server, url: &str, token: Option<&str>, body: 
             .unwrap_or("missing")
             .to_owned()
     };
-    let (direct, statements) = (header("Svc-Direct"), header("Svc-Sql-Statements"));
+    let (direct, checked, statements) = (
+        header("Svc-Direct"),
+        header("Svc-Checked"),
+        header("Svc-Sql-Statements"),
+    );
     let text = res.text().await.expect("cannot read the body");
     Answer {
         text,
         direct,
+        checked,
         statements,
     }
 }
