@@ -120,9 +120,13 @@ impl Envelope<'_> {
             Ok(incoming) => incoming,
             Err(error) => return (to_json(&error), Outcome::Rejected),
         };
-        let known = self
-            .plans
-            .map(|p| p.get(&incoming.query, incoming.operation.as_deref()));
+        let known = self.plans.map(|p| {
+            p.get(
+                &incoming.query,
+                incoming.operation.as_deref(),
+                &incoming.variables,
+            )
+        });
         if let Some(Some(plan::Seen {
             plan: Some(plan), ..
         })) = &known
@@ -131,47 +135,89 @@ impl Envelope<'_> {
             self.direct.fetch_add(1, Ordering::Relaxed);
             return (out, Outcome::Executed);
         }
-        let document = known.as_ref().and_then(|k| k.as_ref()?.document.clone());
+        let seen = known.as_ref().and_then(Option::as_ref);
+        let document = seen.and_then(|seen| seen.document.clone());
         let mut request = match incoming.into_request(document.as_deref()) {
             Ok(request) => request,
             Err(error) => return (to_json(&error), Outcome::Rejected),
         };
-        // Variables the request leaves out: the document runs without the arguments they fill
-        // (`omitted.rs`), and nothing is learned of the text from this request.
         let operation = request.operation_name.clone();
+        // Variables the request leaves out: the document runs without the arguments they fill
+        // (`omitted.rs`). The document kept for the text and those variables is pruned already;
+        // the text's own is pruned here, and kept as `original`, which is what is validated.
+        let mut pruned = document.is_some() && seen.is_some_and(|seen| seen.pruned);
+        let mut omits = None;
+        let mut original = None;
         let variables = std::mem::take(&mut request.variables);
-        let pruned = request
-            .parsed_query()
-            .ok()
-            .and_then(|doc| omitted::pruned(doc, operation.as_deref(), &variables));
+        if document.is_none()
+            && let Ok(doc) = request.parsed_query()
+            && let Some(optional) = omitted::optional(doc, operation.as_deref())
+        {
+            let left_out = plan::left_out(&optional, &variables);
+            let run = omitted::pruned(doc, operation.as_deref(), &left_out);
+            pruned = run.is_some();
+            if let Some(run) = run {
+                original = Some(doc.clone());
+                request.set_parsed_query(run);
+            }
+            omits = Some(plan::Omits {
+                optional: optional.into(),
+                left_out,
+                pruned,
+            });
+        }
         request.variables = variables;
-        // A text not seen before: compile it now (the executor consumes the document), and
-        // keep the plan, or without one the document, once the executor has validated the text.
-        let learned = match (&known, request.parsed_query(), &pruned) {
-            (Some(None), Ok(doc), None) => {
+        // A text validated before, with the same variables left out, is validated in full again
+        // only when its variables fail its checks (`validated.rs`).
+        let checked = fast.is_some_and(|fast| {
+            seen.and_then(|seen| seen.checks.as_ref())
+                .is_some_and(|checks| checks.pass(fast.registry(), &request.variables))
+        });
+        // Otherwise a pruned document runs only if its text passes a full validation (the
+        // arguments pruned away could be what is wrong with it; `omitted::validated_with`), and
+        // is then validated in full itself, as it runs. A text that does not pass runs as it
+        // is, with its left-out variables null, and its validation's errors are the answer. Without a validator (its schema's registry could not be read),
+        // the pruned document alone is validated, and nothing is learned from it.
+        if !checked && pruned {
+            let text = match (fast, original.take()) {
+                (None, _) => None,
+                (Some(_), Some(doc)) => Some(doc),
+                (Some(_), None) => async_graphql::parser::parse_query(&request.query).ok(),
+            };
+            let passes = match (fast, &text) {
+                (Some(fast), Some(text)) => {
+                    let op = operation.as_deref();
+                    let variables = omitted::validated_with(text, op, &request.variables);
+                    fast.valid(&request.query, text.clone(), variables, op)
+                        .await
+                }
+                _ => false,
+            };
+            if !passes {
+                omits = None;
+                if let Some(text) = text {
+                    request.variables =
+                        omitted::validated_with(&text, operation.as_deref(), &request.variables);
+                    request.set_parsed_query(text);
+                }
+            }
+        }
+        // A text not seen before with these variables left out: compile what it runs now (the
+        // executor consumes the document), and keep the plan, or without one the document, once
+        // the executor has validated the text.
+        let learned = match (&known, request.parsed_query(), omits) {
+            (Some(None), Ok(doc), Some(omits)) => {
                 let api = self.plans.map_or(plan::Api::Simple, Plans::api);
                 let plan = plan::compile(self.state.service, api, doc, operation.as_deref());
                 let doc = plan.is_none().then(|| doc.clone());
-                Some((plan.map(Arc::new), doc))
+                let checks = match (&doc, fast) {
+                    (Some(doc), Some(fast)) => Checks::of(fast.registry(), doc),
+                    _ => None,
+                };
+                Some((omits, plan.map(Arc::new), doc, checks))
             }
             _ => None,
         };
-        // A text validated before is validated in full again only when its variables fail its
-        // checks; a text whose document is kept gets its checks (`validated.rs`).
-        let checks = match (&learned, fast) {
-            (Some((None, Some(doc))), Some(fast)) => Checks::of(fast.registry(), doc),
-            _ => None,
-        };
-        let fast = fast.filter(|fast| {
-            pruned.is_none()
-                && known
-                    .as_ref()
-                    .and_then(|k| k.as_ref()?.checks.as_ref())
-                    .is_some_and(|checks| checks.pass(fast.registry(), &request.variables))
-        });
-        if let Some(doc) = pruned {
-            request.set_parsed_query(doc);
-        }
         let request = request
             .data(engine::Request::from(
                 self.state.clone(),
@@ -182,11 +228,11 @@ impl Envelope<'_> {
             .data(Whitelist::default());
         let query = request.query.clone();
         let response = match fast {
-            Some(fast) => {
+            Some(fast) if checked => {
                 self.checked.fetch_add(1, Ordering::Relaxed);
                 fast.schema.execute(request).await
             }
-            None => schema.execute(request).await,
+            _ => schema.execute(request).await,
         };
         let outcome = if rejected(&response) {
             Outcome::Rejected
@@ -197,7 +243,7 @@ impl Envelope<'_> {
         // just learned, else parsed again.
         let parsed: Option<Cow<'_, ExecutableDocument>> = match (&document, &learned) {
             (Some(doc), _) => Some(Cow::Borrowed(&**doc)),
-            (None, Some((_, Some(doc)))) => Some(Cow::Borrowed(doc)),
+            (None, Some((_, _, Some(doc), _))) => Some(Cow::Borrowed(doc)),
             _ => async_graphql::parser::parse_query(&query)
                 .ok()
                 .map(Cow::Owned),
@@ -207,10 +253,10 @@ impl Envelope<'_> {
         let out = to_json(&render(response, self.request_id, Some(types)));
         drop(parsed);
         // Errors without a path are the document's (syntax, validation, operation choice).
-        if let (Some(plans), Some((plan, doc))) = (self.plans, learned)
+        if let (Some(plans), Some((omits, plan, doc, checks))) = (self.plans, learned)
             && errors_at_fields
         {
-            plans.insert(&query, operation.as_deref(), plan, doc, checks);
+            plans.insert(&query, operation.as_deref(), omits, plan, doc, checks);
         }
         (out, outcome)
     }

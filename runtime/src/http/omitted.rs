@@ -14,29 +14,50 @@ use async_graphql::Variables;
 use async_graphql::parser::types::{
     DocumentOperations, ExecutableDocument, OperationDefinition, Selection, SelectionSet,
 };
-use async_graphql_value::{Name, Value};
+use async_graphql_value::{ConstValue, Name, Value};
 
-/// `doc` as the request runs it: without the arguments and input fields whose value is a
-/// variable `variables` leaves out (nullable, with no default in its definition), for the
-/// operation `operation` names; `None` when there are none (or the operation is not there:
-/// the executor reports that).
-pub(super) fn pruned(
+/// The variables of the operation `operation` names that a request may leave out: nullable,
+/// with no default in their definition, in the order of the definitions; `None` when the
+/// operation is not there (the executor reports that).
+pub(super) fn optional(doc: &ExecutableDocument, operation: Option<&str>) -> Option<Vec<Name>> {
+    let op = selected(doc, operation)?;
+    Some(
+        op.variable_definitions
+            .iter()
+            .map(|def| &def.node)
+            .filter(|def| def.var_type.node.nullable && def.default_value.is_none())
+            .map(|def| def.name.node.clone())
+            .collect(),
+    )
+}
+
+/// The variables with which the text `doc` is validated for a request that gives `variables`:
+/// those, and `null` for each variable it leaves out that could be. async-graphql checks an
+/// argument's value only with every variable in it given, so an argument holding a left-out
+/// variable would not be checked at all (its unknown input fields, the wrong values of its other
+/// variables); with `null` in its place it is, as the argument the request runs without it is.
+pub(super) fn validated_with(
     doc: &ExecutableDocument,
     operation: Option<&str>,
     variables: &Variables,
+) -> Variables {
+    let mut all = variables.clone();
+    for name in optional(doc, operation).unwrap_or_default() {
+        all.entry(name).or_insert(ConstValue::Null);
+    }
+    all
+}
+
+/// `doc` as a request that leaves out the variables `left_out` runs it: without the arguments
+/// and input fields whose value is one of them, for the operation `operation` names; `None`
+/// when there are none.
+pub(super) fn pruned(
+    doc: &ExecutableDocument,
+    operation: Option<&str>,
+    left_out: &[Name],
 ) -> Option<ExecutableDocument> {
     let op = selected(doc, operation)?;
-    let left_out: HashSet<Name> = op
-        .variable_definitions
-        .iter()
-        .map(|def| &def.node)
-        .filter(|def| {
-            def.var_type.node.nullable
-                && def.default_value.is_none()
-                && !variables.contains_key(&def.name.node)
-        })
-        .map(|def| def.name.node.clone())
-        .collect();
+    let left_out: HashSet<Name> = left_out.iter().cloned().collect();
     if left_out.is_empty() || !uses_any(doc, op, &left_out) {
         return None;
     }
@@ -202,11 +223,17 @@ mod tests {
     use async_graphql_value::Value;
     use serde_json::json;
 
-    use super::pruned;
+    use super::{optional, pruned};
+    use crate::plan::left_out;
 
     fn run(text: &str, vars: serde_json::Value) -> Option<ExecutableDocument> {
         let doc = parse_query(text).expect("a document");
-        pruned(&doc, None, &Variables::from_json(vars))
+        let optional = optional(&doc, None).expect("the operation");
+        pruned(
+            &doc,
+            None,
+            &left_out(&optional, &Variables::from_json(vars)),
+        )
     }
 
     /// A field's name and its arguments with their values.

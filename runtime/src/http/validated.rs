@@ -10,22 +10,37 @@
 //! Why a second schema and not an extension that skips the rules: with any extension
 //! registered, async-graphql resolves each field through a path that names the field's parent
 //! by its Rust type, which the types named at run time (the Relay API's payloads) fail.
+//!
+//! A third copy, the validator, runs the full validation of a document and stops there, never
+//! executing it ([`Fast::valid`]): a request that leaves variables out runs a document pruned of
+//! the arguments they fill (`omitted.rs`), which may be valid when its text is not (an unknown
+//! argument pruned away). The text is validated by the validator first, and the pruned document
+//! is validated in full as it runs, the first time; later requests with the same variables left
+//! out pass the pruned document's checks.
 
 use std::pin::pin;
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Waker};
 
-use async_graphql::extensions::{Extension, ExtensionContext, ExtensionFactory, NextRequest};
+use async_graphql::extensions::{
+    Extension, ExtensionContext, ExtensionFactory, NextRequest, NextValidation,
+};
+use async_graphql::parser::types::ExecutableDocument;
 use async_graphql::registry::Registry;
 use async_graphql::{
-    ObjectType, Request, Response, Schema, SchemaBuilder, SchemaEnv, SubscriptionType,
-    ValidationMode,
+    Executor, ObjectType, Request, Response, Schema, SchemaBuilder, SchemaEnv, ServerError,
+    SubscriptionType, ValidationMode, ValidationResult, Variables,
 };
 
-/// A client API's schema in the fast validation mode, and the registry of its types, which the
-/// checks read.
+/// The error with which the validator stops a request its validation passed.
+const VALIDATED: &str = "\u{0}validated, not run";
+
+/// A client API's schema in the fast validation mode, the registry of its types, which the
+/// checks read, and the validator.
 pub(crate) struct Fast<E> {
     pub(super) schema: E,
+    /// The schema as built, with an extension that ends each request after its validation.
+    validator: E,
     env: SchemaEnv,
 }
 
@@ -33,6 +48,26 @@ impl<E> Fast<E> {
     /// The registry of the schema's types.
     pub(super) fn registry(&self) -> &Registry {
         &self.env.registry
+    }
+}
+
+impl<E: Executor> Fast<E> {
+    /// Whether `document`, the parsed `query`, passes a full validation with `variables` as the
+    /// operation `operation` (it is not run).
+    pub(super) async fn valid(
+        &self,
+        query: &str,
+        document: ExecutableDocument,
+        variables: Variables,
+        operation: Option<&str>,
+    ) -> bool {
+        let mut request = Request::new(query).variables(variables);
+        if let Some(name) = operation {
+            request = request.operation_name(name);
+        }
+        request.set_parsed_query(document);
+        let response = self.validator.execute(request).await;
+        matches!(&response.errors[..], [only] if only.message == VALIDATED)
     }
 }
 
@@ -46,12 +81,12 @@ where
     M: ObjectType + 'static,
     Sub: SubscriptionType + 'static,
 {
-    // async-graphql shows a schema's registry only to its extensions: a copy of the schema
-    // with one that keeps it runs one request, and is dropped.
+    // async-graphql shows a schema's registry only to its extensions: the validator, a copy of
+    // the schema with one that keeps it, runs one request.
     let slot = Arc::new(OnceLock::new());
-    let copy = build().extension(Capture(slot.clone())).finish();
+    let validator = build().extension(Capture(slot.clone())).finish();
     {
-        let run = copy.execute(Request::new("{ __typename }"));
+        let run = validator.execute(Request::new("{ __typename }"));
         let mut run = pin!(run);
         // The extension's first hook runs at the first poll, before anything could wait.
         let _ = run.as_mut().poll(&mut Context::from_waker(Waker::noop()));
@@ -59,11 +94,13 @@ where
     let env = slot.get()?.clone();
     Some(Fast {
         schema: build().validation_mode(ValidationMode::Fast).finish(),
+        validator,
         env,
     })
 }
 
-/// The extension that keeps its schema's environment.
+/// The validator's extension: it keeps its schema's environment, and ends every request once
+/// its validation has passed.
 struct Capture(Arc<OnceLock<SchemaEnv>>);
 
 impl ExtensionFactory for Capture {
@@ -77,6 +114,15 @@ impl Extension for Capture {
     async fn request(&self, ctx: &ExtensionContext<'_>, next: NextRequest<'_>) -> Response {
         let _ = self.0.set(ctx.schema_env.clone());
         next.run(ctx).await
+    }
+
+    async fn validation(
+        &self,
+        ctx: &ExtensionContext<'_>,
+        next: NextValidation<'_>,
+    ) -> Result<ValidationResult, Vec<ServerError>> {
+        next.run(ctx).await?;
+        Err(vec![ServerError::new(VALIDATED, None)])
     }
 }
 
@@ -230,5 +276,69 @@ mod tests {
         let doc = async_graphql::parser::parse_query("query ($b: Int!) { __typename f(b: $b) }")
             .expect("a document");
         assert!(Checks::of(fast.registry(), &doc).is_some());
+    }
+
+    /// What the validator runs: resolvers count their calls.
+    struct Counted;
+
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    #[Object]
+    impl Counted {
+        async fn h(&self, n: i32, s: Option<String>) -> i32 {
+            let _ = s;
+            CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            n
+        }
+    }
+
+    /// The validator answers what a full validation answers, and runs nothing.
+    #[tokio::test]
+    async fn the_validator_validates_without_running() {
+        let build = || Schema::build(Counted, EmptyMutation, EmptySubscription);
+        let strict = build().finish();
+        let fast = fast(build).expect("the registry is read");
+        let cases = [
+            ("query ($n: Int!) { h(n: $n) }", json!({ "n": 1 }), None),
+            ("query ($n: Int!) { h(n: $n) }", json!({}), None),
+            ("query ($n: Int!) { h(n: $n) }", json!({ "n": "1" }), None),
+            ("query ($s: String) { h(n: 1, nope: $s) }", json!({}), None),
+            ("query ($s: Int) { h(n: 1, s: $s) }", json!({}), None),
+            ("query ($s: Nope) { h(n: 1, s: $s) }", json!({}), None),
+            ("query ($s: String) { h(n: 1) }", json!({}), None),
+            ("{ h(n: 1) h2: h(n: 2) }", json!({}), None),
+            (
+                "query A { h(n: 1) } query B { h(n: 2, s: 3) }",
+                json!({}),
+                Some("A"),
+            ),
+            (
+                "query A { h(n: 1) } query B { h(n: 2, s: 3) }",
+                json!({}),
+                Some("B"),
+            ),
+        ];
+        let mut valid = 0;
+        for (text, vars, operation) in cases {
+            let variables = Variables::from_json(vars);
+            let doc = async_graphql::parser::parse_query(text).expect("a document");
+            let before = CALLS.load(std::sync::atomic::Ordering::SeqCst);
+            let passes = fast.valid(text, doc, variables.clone(), operation).await;
+            assert_eq!(
+                CALLS.load(std::sync::atomic::Ordering::SeqCst),
+                before,
+                "{text}: run"
+            );
+            let mut request = async_graphql::Request::new(text).variables(variables);
+            if let Some(name) = operation {
+                request = request.operation_name(name);
+            }
+            let full = strict.execute(request).await;
+            // Errors with a path are the execution's, after the validation passed.
+            let validated = full.errors.iter().all(|e| !e.path.is_empty());
+            assert_eq!(passes, validated, "{text}: {:?}", full.errors);
+            valid += usize::from(passes);
+        }
+        assert_eq!(valid, 4, "the first two, the aliases and operation A");
     }
 }

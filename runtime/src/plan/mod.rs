@@ -40,7 +40,7 @@ use async_graphql::{Name, Value};
 use crate::model::ModelMeta;
 use crate::storage::InlineReads;
 
-pub use cache::{Plans, Seen};
+pub use cache::{Omits, Plans, Seen, left_out};
 pub use checks::Checks;
 pub use compile::compile;
 pub use run::Execution;

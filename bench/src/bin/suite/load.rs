@@ -256,7 +256,7 @@ impl Verified {
         Verified {
             enabled: matches!(
                 query,
-                Query::List | Query::Nested | Query::Filter | Query::Search
+                Query::List | Query::LeftOut | Query::Nested | Query::Filter | Query::Search
             ),
             last: None,
         }

@@ -16,11 +16,15 @@ pub enum Query {
     Filter = 4,
     Create = 5,
     Search = 6,
+    /// Query 1 with its arguments in variables, one of which the request leaves out (as Apollo
+    /// Client leaves out `undefined` ones).
+    LeftOut = 7,
 }
 
 impl Query {
-    pub const ALL: [Query; 6] = [
+    pub const ALL: [Query; 7] = [
         Query::List,
+        Query::LeftOut,
         Query::ById,
         Query::Nested,
         Query::Filter,
@@ -39,6 +43,7 @@ impl Query {
             Query::Nested => "10 users × 10 posts",
             Query::Filter => "filtered list + count",
             Query::Search => "substring search + count",
+            Query::LeftOut => "100 posts, a variable left out",
             Query::Create => "create a post",
         }
     }
@@ -126,6 +131,9 @@ impl Kind {
             (_, Query::List) if self.is_relay() => {
                 "{ viewer { allPosts(first: 100, orderBy: id_ASC) { edges { node { id slug title votes createdAt } } } } }".into()
             }
+            (_, Query::LeftOut) if self.is_relay() => {
+                "query ($first: Int, $after: String) { viewer { allPosts(first: $first, after: $after, orderBy: id_ASC) { edges { node { id slug title votes createdAt } } } } }".into()
+            }
             (_, Query::ById) if self.is_relay() => {
                 "query ($id: ID!) { viewer { Post(id: $id) { id slug title votes createdAt } } }".into()
             }
@@ -146,6 +154,12 @@ impl Kind {
             }
             (_, Query::List) => format!(
                 "{{ allPosts(first: 100, orderBy: PRIMARY_KEY_ASC) {{ nodes {{ {id} slug title votes createdAt }} }} }}"
+            ),
+            (_, Query::LeftOut) if self.is_svc() => {
+                "query ($first: Int, $skip: Int) { allPosts(first: $first, skip: $skip, orderBy: id_ASC) { id slug title votes createdAt } }".into()
+            }
+            (_, Query::LeftOut) => format!(
+                "query ($first: Int, $offset: Int) {{ allPosts(first: $first, offset: $offset, orderBy: PRIMARY_KEY_ASC) {{ nodes {{ {id} slug title votes createdAt }} }} }}"
             ),
             (_, Query::ById) if self.is_svc() => {
                 "query ($id: ID!) { Post(id: $id) { id slug title votes createdAt } }".into()
@@ -246,7 +260,7 @@ impl Kind {
         };
         let posts_ptr = if svc { "/allPosts" } else { "/allPosts/nodes" };
         match query {
-            Query::List => {
+            Query::List | Query::LeftOut => {
                 let posts = list(data, posts_ptr)?;
                 let want = expect.posts.min(100);
                 if posts.len() != want {
@@ -378,7 +392,7 @@ fn relay_check(
             .collect()
     }
     match query {
-        Query::List => {
+        Query::List | Query::LeftOut => {
             let posts = nodes(data, "/viewer/allPosts/edges")?;
             let want = expect.posts.min(100);
             if posts.len() != want {
@@ -453,6 +467,7 @@ pub fn variables(
 ) -> Value {
     match query {
         Query::ById => json!({ "id": ids.posts[pick(ids.posts.len())] }),
+        Query::LeftOut => json!({ "first": 100 }),
         Query::Create => json!({
             "slug": format!("bench-{run}-{n}"),
             "title": format!("benchmark post {n}"),

@@ -701,13 +701,32 @@ impl<S: ServiceDef> Socket<S> {
         {
             request = request.operation_name(name);
         }
-        // Arguments filled by variables the payload leaves out are not given (`omitted.rs`).
-        let pruned = super::omitted::pruned(
-            &document,
-            request.operation_name.as_deref(),
-            &request.variables,
-        );
-        request.set_parsed_query(pruned.unwrap_or(document));
+        // Arguments filled by variables the payload leaves out are not given (`omitted.rs`):
+        // the document runs without them once its text passed a full validation, and as it is
+        // (its left-out variables null, its validation's errors the answer) otherwise.
+        let operation = request.operation_name.clone();
+        let operation = operation.as_deref();
+        let pruned = super::omitted::optional(&document, operation)
+            .map(|optional| crate::plan::left_out(&optional, &request.variables))
+            .and_then(|left_out| super::omitted::pruned(&document, operation, &left_out));
+        let run = match (pruned, &self.service.schema_fast) {
+            (Some(pruned), Some(fast)) => {
+                let variables =
+                    super::omitted::validated_with(&document, operation, &request.variables);
+                if fast
+                    .valid(query, document.clone(), variables.clone(), operation)
+                    .await
+                {
+                    pruned
+                } else {
+                    request.variables = variables;
+                    document
+                }
+            }
+            (Some(pruned), None) => pruned,
+            (None, _) => document,
+        };
+        request.set_parsed_query(run);
         let principal = self.principal.clone().unwrap_or_default();
         let group = GroupKey {
             query: query.to_owned(),

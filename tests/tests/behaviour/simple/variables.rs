@@ -6,7 +6,8 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{ALIAS, Server};
+use super::direct::send_to;
+use crate::support::{ALIAS, Server, redact_request_ids};
 
 /// The answer to `query` with `variables`, asked three times (a text is learned on its first
 /// answer, so later ones may run another way): the three must be equal.
@@ -80,5 +81,71 @@ db_tests! {
         // The same on a relation field's filter, and in a count.
         let query = "query ($v: Int) { _allPostsMeta(filter: { votes_lt: $v }) { count } }";
         assert_eq!(thrice(srv, &srv.api(), query, json!({})).await["data"]["_allPostsMeta"]["count"], 3);
+    }
+
+    /// A text that is wrong where a left-out variable is (an argument or an input field that
+    /// does not exist, a variable of a type that does not exist) is refused as a full validation of the
+    /// text refuses it with the variable given, and nothing is written.
+    async fn texts_wrong_where_a_variable_is_left_out_are_refused(srv) {
+        let count = "{ _allPostsMeta { count } }";
+        let cases = [
+            "mutation ($x: String) { createPost(slug: \"s\", title: \"t\", bogus: $x) { id } }",
+            "mutation ($x: Nope) { createPost(slug: \"s\", title: \"t\", body: $x) { id } }",
+            "query ($x: String, $f: Int) { allPosts(first: $f, filter: { bogus: $x }) { id } }",
+        ];
+        for query in cases {
+            let given = srv
+                .post_as(Some(srv.root_token()), &json!({ "query": query, "variables": { "x": null, "f": 1 } }))
+                .await;
+            assert!(given["errors"][0]["locations"].is_array(), "refused by validation: {given}");
+            assert!(given.get("data").is_none(), "{given}");
+            let given = redact_request_ids(given);
+            for _ in 0..2 {
+                let left_out = srv
+                    .post_as(Some(srv.root_token()), &json!({ "query": query, "variables": { "f": 1 } }))
+                    .await;
+                assert_eq!(redact_request_ids(left_out), given, "{query}");
+            }
+        }
+        let counted = srv.gql_as(Some(srv.root_token()), count).await;
+        assert_eq!(counted["data"]["_allPostsMeta"]["count"], 0, "nothing written: {counted}");
+    }
+
+    /// Requests of one text that leave out the same variables are learned once: later ones
+    /// run the text's plan without those arguments, or skip the full validation, and answer
+    /// the same.
+    async fn texts_with_variables_left_out_are_learned(srv) {
+        let url = srv.api();
+        for (slug, status) in [("a", "PUBLISHED"), ("b", "DRAFT"), ("c", "PUBLISHED")] {
+            srv.create("Post", &format!("slug: \"{slug}\", title: \"T\", status: {status}")).await;
+        }
+        let root = Some(srv.root_token());
+        let query = "query ($f: Int, $s: PostStatus) { allPosts(first: $f, filter: { status: $s }, \
+                     orderBy: slug_ASC) { slug } }";
+        for (variables, slugs) in [
+            (json!({ "f": 2 }), json!(["a", "b"])),
+            (json!({}), json!(["a", "b", "c"])),
+            (json!({ "s": "PUBLISHED" }), json!(["a", "c"])),
+        ] {
+            let body = json!({ "query": query, "variables": variables });
+            let first = send_to(srv, &url, root, &body).await;
+            let second = send_to(srv, &url, root, &body).await;
+            assert_eq!((first.direct.as_str(), second.direct.as_str()), ("0", "1"), "{variables}");
+            assert_eq!(first.text, second.text);
+            let answer: Value = serde_json::from_str(&second.text).expect("JSON");
+            let got: Vec<&Value> = answer["data"]["allPosts"].as_array().expect("a list").iter().map(|p| &p["slug"]).collect();
+            assert_eq!(json!(got), slugs, "{variables}");
+        }
+        let id = srv.create("Post", r#"slug: "d", title: "T", votes: 1"#).await;
+        let update = "mutation ($id: ID!, $title: String, $votes: Int) { \
+                      updatePost(id: $id, title: $title, votes: $votes) { title votes } }";
+        let mut headers = Vec::new();
+        for votes in [2, 3, 4] {
+            let body = json!({ "query": update, "variables": { "id": id, "votes": votes } });
+            let answer = send_to(srv, &url, root, &body).await;
+            assert_eq!(answer.text, format!(r#"{{"data":{{"updatePost":{{"title":"T","votes":{votes}}}}}}}"#));
+            headers.push(answer.checked);
+        }
+        assert_eq!(headers, ["0", "1", "1"]);
     }
 }

@@ -268,6 +268,30 @@ db_tests! {
         );
     }
 
+    /// A variable a subscription's payload leaves out takes out the filter field it fills; a
+    /// text wrong where such a variable is gets the error a full validation of it gives.
+    async fn subscriptions_leave_out_the_fields_of_left_out_variables(srv) {
+        let mut ws = connect(srv, "graphql-transport-ws").await;
+        send(&mut ws, json!({ "type": "connection_init" })).await;
+        assert_eq!(next(&mut ws).await, Some(json!({ "type": "connection_ack" })));
+        send(&mut ws, json!({ "type": "subscribe", "id": "a", "payload": { "query": "subscription ($s: String) { Post(filter: { node: { slug: $s } }) { node { slug } } }" } })).await;
+        send(&mut ws, json!({ "type": "subscribe", "id": "b", "payload": { "query": "subscription ($s: String) { Post(filter: { node: { bogus: $s } }) { node { slug } } }" } })).await;
+        match next(&mut ws).await {
+            Some(message) => {
+                assert_eq!((&message["id"], &message["type"]), (&json!("b"), &json!("error")), "{message}");
+                let text = message["payload"][0]["message"].as_str().unwrap_or_default();
+                assert!(text.contains("bogus"), "{message}");
+            }
+            None => panic!("no error for the wrong text"),
+        }
+        mutate(srv, r#"mutation { createPost(slug: "p1", title: "One") { id } }"#).await;
+        assert_eq!(
+            next(&mut ws).await,
+            Some(json!({ "id": "a", "type": "next", "payload": { "data": { "Post": { "node": { "slug": "p1" } } } } }))
+        );
+        silent(&mut ws).await;
+    }
+
     /// `graphql-transport-ws`: `connection_ack`, `ping`/`pong`, `subscribe` answered by `next`,
     /// `complete` from the client, errors as `error`, and its close codes.
     async fn graphql_transport_ws_protocol(srv) {
