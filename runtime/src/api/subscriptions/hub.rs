@@ -11,6 +11,10 @@
 //!   a bounded number of statements ([`read::each_exists`], 64 conditions per statement), not one
 //!   statement per subscription.
 //!
+//! The node of a `CREATED` or `UPDATED` event that passed some filter is then read once, and
+//! every stream's payload is made from that row ([`Node`]), however many streams it has; a node
+//! deleted by then is sent to nobody.
+//!
 //! Events are handled one after the other, so every stream sees its events in commit order. A
 //! stream that lets its channel fill up (it cannot resolve its payloads as fast as events come)
 //! is ended with an error rather than left to miss events silently.
@@ -24,28 +28,26 @@ use tokio::task::JoinHandle;
 
 use super::filter::{Decision, SubscriptionFilter, check_page};
 use crate::auth::Principal;
-use crate::engine::{Request, State, read};
+use crate::engine::{ChangeKind, Request, State, read};
 use crate::events::{Batch, Event, EventBus};
-use crate::model::ModelMeta;
+use crate::model::{ModelMeta, Val};
 use crate::query::Page;
-use crate::storage::Counter;
+use crate::storage::{Counter, Row};
 
 /// How many events may wait for one stream before it is ended.
 const STREAM_BACKLOG: usize = 1024;
 
 /// What a stream receives: an event that passed its filter, or the end with an error.
 pub(super) enum Feed {
-    /// `batch[index]`.
-    Event(Batch, usize),
+    /// `batch[index]`, and its node.
+    Event(Batch, usize, Node),
     /// The stream ends with this error message.
     End(String),
 }
 
-impl Feed {
-    fn event(batch: &Batch, index: usize) -> Feed {
-        Feed::Event(batch.clone(), index)
-    }
-}
+/// The node of an event as read once after the commit for every stream: `None` for a
+/// `DELETED` event; the error's message if the read failed.
+pub(super) type Node = Result<Option<Arc<Row>>, String>;
 
 /// The dispatcher of one service's subscriptions.
 pub struct Hub {
@@ -64,6 +66,8 @@ pub struct Counts {
     pub deliveries: AtomicU64,
     /// Statements run to check `node` conditions.
     pub check_statements: AtomicU64,
+    /// Reads of an event's node (one per event that passed some filter, however many).
+    pub node_reads: AtomicU64,
 }
 
 #[derive(Default)]
@@ -213,10 +217,18 @@ impl Hub {
                     }
                 }
             }
+            if pass.is_empty() {
+                continue;
+            }
+            let node = match self.node(event).await {
+                Some(node) => node,
+                // Deleted since the commit: nobody is sent the event.
+                None => continue,
+            };
             pass.sort_unstable();
             for i in pass {
                 let (key, _, feed) = &listeners[i];
-                match feed.try_send(Feed::event(batch, index)) {
+                match feed.try_send(Feed::Event(batch.clone(), index, node.clone())) {
                     Ok(()) => {
                         self.counts.deliveries.fetch_add(1, Ordering::Relaxed);
                     }
@@ -227,6 +239,26 @@ impl Hub {
                     Err(mpsc::error::TrySendError::Closed(_)) => {}
                 }
             }
+        }
+    }
+
+    /// The node of `event` as it is now; `None` when it is gone.
+    async fn node(&self, event: &Event) -> Option<Node> {
+        if event.kind == ChangeKind::Deleted {
+            return Some(Ok(None));
+        }
+        self.counts.node_reads.fetch_add(1, Ordering::Relaxed);
+        // Read raw: each stream's payload applies its subscriber's read permissions.
+        let req = Request::new(
+            self.state.clone(),
+            Arc::new(Counter::new()),
+            Principal::Admin,
+        );
+        let id = Val::String(event.id.clone());
+        match read::row_by(&req, event.model, event.model.id, &id).await {
+            Ok(Some(row)) => Some(Ok(Some(Arc::new(row)))),
+            Ok(None) => None,
+            Err(e) => Some(Err(e.message())),
         }
     }
 

@@ -32,7 +32,7 @@ pub use hub::{Counts, Hub};
 pub use payload::ModelMutationType;
 
 use self::filter::{Decision, SubscriptionFilter, check_page};
-use self::hub::{Feed, Listening};
+use self::hub::{Feed, Listening, Node};
 use self::payload::Payload;
 use crate::api::args::raw_arg;
 use crate::api::registry::{input_value, meta_field, object};
@@ -159,7 +159,7 @@ async fn answer_one(
     if !passes {
         return None;
     }
-    deliver(ctx, meta, event).await
+    deliver(ctx, meta, event, None).await
 }
 
 /// The stream of a subscription field on `meta`'s nodes: one response per event its filter
@@ -187,9 +187,9 @@ fn events<'a>(ctx: &'a Context<'_>, meta: &'static ModelMeta) -> impl Stream<Ite
             Stage::Done => None,
             Stage::Open(mut listening) => loop {
                 match listening.feed.recv().await {
-                    Some(Feed::Event(batch, index)) => {
-                        // An event whose node is gone by now answers nothing: wait for the next.
-                        if let Some(response) = deliver(ctx, meta, batch[index].clone()).await {
+                    Some(Feed::Event(batch, index, node)) => {
+                        let event = batch[index].clone();
+                        if let Some(response) = deliver(ctx, meta, event, Some(node)).await {
                             break Some((response, Stage::Open(listening)));
                         }
                     }
@@ -223,11 +223,16 @@ enum Stage {
     Done,
 }
 
-/// The response to `event` (which passed the subscription's filter); `None` when the node of a
-/// `CREATED` or `UPDATED` event is gone (deleted since the commit, or since the filter was
-/// checked): as in the original, which re-reads the node for every such event whatever the
-/// selection, nothing is sent then.
-async fn deliver(ctx: &Context<'_>, meta: &'static ModelMeta, event: Event) -> Option<Response> {
+/// The response to `event` (which passed the subscription's filter), whose node the hub read
+/// (`Some`) or is read here; `None` when the node of a `CREATED` or `UPDATED` event is gone
+/// (deleted since the commit, or since the filter was checked): as in the original, which
+/// re-reads the node for every such event whatever the selection, nothing is sent then.
+async fn deliver(
+    ctx: &Context<'_>,
+    meta: &'static ModelMeta,
+    event: Event,
+    node: Option<Node>,
+) -> Option<Response> {
     let Some(state) = ctx.data_opt::<Arc<State>>() else {
         return Some(Response::from_errors(vec![ServerError::new(
             "no state", None,
@@ -238,20 +243,25 @@ async fn deliver(ctx: &Context<'_>, meta: &'static ModelMeta, event: Event) -> O
         None => ctx.data_opt::<Principal>().cloned().unwrap_or_default(),
     };
     let req = Request::new(state.clone(), Arc::new(Counter::new()), principal);
-    // The one read of the node, raw: a node the subscriber may not read is answered with null
-    // fields and errors, a node that is gone with nothing.
-    let row = if event.kind == ChangeKind::Deleted {
-        None
-    } else {
-        let id = Val::String(event.id.clone());
-        match read::row_by(&req, meta, meta.id, &id).await {
-            Ok(Some(row)) => Some(row),
-            Ok(None) => return None,
-            Err(e) => {
-                return Some(Response::from_errors(vec![ServerError::new(
-                    e.message(),
-                    None,
-                )]));
+    // The node, raw: a node the subscriber may not read is answered with null fields and
+    // errors, a node that is gone with nothing.
+    let row = match node {
+        Some(Ok(row)) => row,
+        Some(Err(message)) => {
+            return Some(Response::from_errors(vec![ServerError::new(message, None)]));
+        }
+        None if event.kind == ChangeKind::Deleted => None,
+        None => {
+            let id = Val::String(event.id.clone());
+            match read::row_by(&req, meta, meta.id, &id).await {
+                Ok(Some(row)) => Some(Arc::new(row)),
+                Ok(None) => return None,
+                Err(e) => {
+                    return Some(Response::from_errors(vec![ServerError::new(
+                        e.message(),
+                        None,
+                    )]));
+                }
             }
         }
     };

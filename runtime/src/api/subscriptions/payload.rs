@@ -13,6 +13,8 @@
 //! (reference §4.3: the original re-reads the node by id for every event, and "if the result for
 //! the top field is null, nothing is sent").
 
+use std::sync::Arc;
+
 use async_graphql::indexmap::IndexMap;
 use async_graphql::registry::Registry;
 use async_graphql::resolver_utils::ContainerType;
@@ -118,12 +120,12 @@ pub(super) struct Payload {
     meta: &'static ModelMeta,
     event: Event,
     /// The node's row as read after the commit (`None` for a `DELETED` event).
-    row: Option<Row>,
+    row: Option<Arc<Row>>,
 }
 
 impl Payload {
     /// The payload of `event`, whose node (for a `CREATED` or `UPDATED` event) is `row`.
-    pub(super) fn new(meta: &'static ModelMeta, event: Event, row: Option<Row>) -> Payload {
+    pub(super) fn new(meta: &'static ModelMeta, event: Event, row: Option<Arc<Row>>) -> Payload {
         Payload { meta, event, row }
     }
 }
@@ -139,7 +141,7 @@ impl ContainerType for Payload {
             "node" if event.kind == ChangeKind::Deleted => Ok(Some(Value::Null)),
             // Resolved from the row the caller read, with the subscriber's permissions: fields
             // it may not read are null, with errors.
-            "node" => resolve_model(ctx, self.meta, Call::Row(self.row.as_ref())).await,
+            "node" => resolve_model(ctx, self.meta, Call::Row(self.row.as_deref())).await,
             "updatedFields" if event.kind == ChangeKind::Updated => {
                 let names = event.updated_fields.iter().map(|n| (*n).to_owned());
                 Ok(Some(Value::List(names.map(Value::String).collect())))

@@ -846,5 +846,6 @@ pub(super) async fn status<S: ServiceDef>(service: web::Data<Service<S>>) -> Htt
         "evaluations": load(&groups.evaluations),
         "messages": load(&groups.messages),
         "checkStatements": load(&hub.check_statements),
+        "nodeReads": load(&hub.node_reads),
     }))
 }

@@ -50,7 +50,8 @@ db_tests! {
     /// Subscriptions to one node by id are decided without a statement; identical subscriptions
     /// (query, variables, principal) share one evaluation and one serialised payload, whatever
     /// their ids and sockets; subscriptions that differ are evaluated apart; 70 different
-    /// `node` filters cost two statements per event (64 conditions per statement), not 70.
+    /// `node` filters cost two statements per event (64 conditions per statement), not 70; the
+    /// node is read once for all the groups an event passed.
     async fn shared_fanout_and_bounded_checks(srv) {
         let mut ids = Vec::new();
         for slug in ["a", "b", "c"] {
@@ -137,6 +138,7 @@ db_tests! {
         assert_eq!(grew(&before, &after, "evaluations"), 3, "one per group the event passed: {after}");
         assert_eq!(grew(&before, &after, "messages"), 12 * 2 + 1 + 1, "{after}");
         assert_eq!(grew(&before, &after, "checkStatements"), 2, "70 conditions in two statements: {after}");
+        assert_eq!(grew(&before, &after, "nodeReads"), 1, "one read of the node for three groups: {after}");
 
         // A member that leaves does not end its group for the others.
         send(&mut sockets[0], json!({ "id": 0, "type": "stop" })).await;
