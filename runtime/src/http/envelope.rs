@@ -176,8 +176,9 @@ impl Envelope<'_> {
         // Otherwise a pruned document runs only if its text passes a full validation (the
         // arguments pruned away could be what is wrong with it; `omitted::validated_with`), and
         // is then validated in full itself, as it runs. A text that does not pass runs as it
-        // is, with its left-out variables null, and its validation's errors are the answer. Without a validator (its schema's registry could not be read),
-        // the pruned document alone is validated, and nothing is learned from it.
+        // is, with its left-out variables null, and its validation's errors are the answer.
+        // Without a validator (its schema's registry could not be read), the pruned document
+        // alone is validated, and nothing is learned from it.
         if !checked && pruned {
             let text = match (fast, original.take()) {
                 (None, _) => None,
