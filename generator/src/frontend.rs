@@ -8,12 +8,11 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::diagnostics::{Diagnostic, Diagnostics};
-use crate::model::validate::validate;
 use crate::model::{Handler, Model, Valid};
-use crate::permissions;
 use crate::source::{FileId, Sources};
 use crate::syntax::config::{self, Config};
 use crate::syntax::sdl;
+use crate::{permissions, service_functions};
 
 /// A service that passed every check.
 #[derive(Debug)]
@@ -126,7 +125,7 @@ pub fn load(svc_yml: &Path) -> Result<Loaded, Failure> {
         }
     }
     // Resolvers' schema files and server-side subscriptions' query files, once each; one that
-    // cannot be read stays out of `sources` and `functions::resolvers` reports it at its value.
+    // cannot be read stays out of `sources` and `service_functions::resolvers` reports it at its value.
     for f in &config.functions {
         let Some(schema) = f.schema.as_ref().or(f.query.as_ref()) else {
             continue;
@@ -251,6 +250,35 @@ fn declares(file: &sdl::SdlFile, name: &str) -> bool {
         .definitions
         .iter()
         .any(|d| d.name().is_some_and(|n| n == name))
+}
+
+/// Checks the parsed types files and `svc.yml` together and builds the model: the rules of
+/// reference §1 ([`crate::model::validate`]), then the functions and the permission queries,
+/// which need the model. This is the only way to a [`Valid<Model>`].
+///
+/// `files` are in the order `svc.yml` lists them (their concatenation is the schema); the
+/// permission query files are looked up in `sources` (see [`permissions`]). Query files are
+/// loaded and parsed even when the model has errors; they are checked against the permission
+/// schema only when it has none.
+pub fn validate(
+    sources: &Sources,
+    files: &[sdl::SdlFile],
+    config: &Config,
+) -> Result<Valid<Model>, Diagnostics> {
+    let mut diags = Diagnostics::new();
+    let mut query_diags = Diagnostics::new();
+    let queries = permissions::select_queries(sources, config, &mut query_diags);
+    let resolvers = service_functions::resolvers(sources, config, &mut diags);
+    if let Some(mut model) = crate::model::validate::rules(files, config, &mut diags) {
+        service_functions::lower(&mut model, sources, config, resolvers, &mut query_diags);
+        permissions::compile(&mut model, config, &queries, &mut query_diags);
+        if query_diags.is_empty() {
+            return Ok(Valid::assume_valid(model));
+        }
+    }
+    diags.extend(query_diags);
+    diags.sort();
+    Err(diags)
 }
 
 /// A model from one types file (`t.graphql`, with `svc.yml` naming only it), through the whole

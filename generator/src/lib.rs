@@ -30,10 +30,10 @@
 pub mod diagnostics;
 pub mod emit;
 pub mod frontend;
-pub mod functions;
 pub mod model;
 pub mod naming;
 pub mod permissions;
+pub mod service_functions;
 pub mod source;
 pub mod syntax;
 pub mod write;

@@ -174,33 +174,26 @@ impl Envelope<'_> {
                 .is_some_and(|checks| checks.pass(fast.registry(), &request.variables))
         });
         // Otherwise a pruned document runs only if its text passes a full validation (the
-        // arguments pruned away could be what is wrong with it; `omitted::validated_with`), and
+        // arguments pruned away could be what is wrong with it; `omitted::check_text`), and
         // is then validated in full itself, as it runs. A text that does not pass runs as it
         // is, with its left-out variables null, and its validation's errors are the answer.
         // Without a validator (its schema's registry could not be read), the pruned document
         // alone is validated, and nothing is learned from it.
         if !checked && pruned {
-            let text = match (fast, original.take()) {
-                (None, _) => None,
-                (Some(_), Some(doc)) => Some(doc),
-                (Some(_), None) => async_graphql::parser::parse_query(&request.query).ok(),
-            };
-            let passes = match (fast, &text) {
+            let text = original.or_else(|| async_graphql::parser::parse_query(&request.query).ok());
+            match (fast, text) {
                 (Some(fast), Some(text)) => {
                     let op = operation.as_deref();
-                    let variables = omitted::validated_with(text, op, &request.variables);
-                    fast.valid(&request.query, text.clone(), variables, op)
-                        .await
+                    let vars = &request.variables;
+                    if let Err(variables) =
+                        omitted::check_text(fast, &request.query, &text, op, vars).await
+                    {
+                        omits = None;
+                        request.variables = variables;
+                        request.set_parsed_query(text);
+                    }
                 }
-                _ => false,
-            };
-            if !passes {
-                omits = None;
-                if let Some(text) = text {
-                    request.variables =
-                        omitted::validated_with(&text, operation.as_deref(), &request.variables);
-                    request.set_parsed_query(text);
-                }
+                _ => omits = None,
             }
         }
         // A text not seen before with these variables left out: compile what it runs now (the

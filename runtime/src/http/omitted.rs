@@ -10,11 +10,13 @@
 
 use std::collections::HashSet;
 
-use async_graphql::Variables;
 use async_graphql::parser::types::{
     DocumentOperations, ExecutableDocument, OperationDefinition, Selection, SelectionSet,
 };
+use async_graphql::{Executor, Variables};
 use async_graphql_value::{ConstValue, Name, Value};
+
+use super::validated::Fast;
 
 /// The variables of the operation `operation` names that a request may leave out: nullable,
 /// with no default in their definition, in the order of the definitions; `None` when the
@@ -31,21 +33,29 @@ pub(super) fn optional(doc: &ExecutableDocument, operation: Option<&str>) -> Opt
     )
 }
 
-/// The variables with which the text `doc` is validated for a request that gives `variables`:
-/// those, and `null` for each variable it leaves out that could be. async-graphql checks an
-/// argument's value only with every variable in it given, so an argument holding a left-out
-/// variable would not be checked at all (its unknown input fields, the wrong values of its other
-/// variables); with `null` in its place it is, as the argument the request runs without it is.
-pub(super) fn validated_with(
+/// Whether the text `doc` (the parsed `query`) of a request that leaves out variables passes a
+/// full validation with `variables` ([`Fast::valid`]); when it does not, the variables to run
+/// the text with, whose validation's errors are then the answer. The variables left out are
+/// given as `null` to the validation: async-graphql checks an argument's value only with every
+/// variable in it given, so an argument holding a left-out variable would not be checked at
+/// all (its unknown input fields, the wrong values of its other variables); with `null` in its
+/// place it is, as the argument the request runs without it is.
+pub(super) async fn check_text<E: Executor>(
+    fast: &Fast<E>,
+    query: &str,
     doc: &ExecutableDocument,
     operation: Option<&str>,
     variables: &Variables,
-) -> Variables {
+) -> Result<(), Variables> {
     let mut all = variables.clone();
     for name in optional(doc, operation).unwrap_or_default() {
         all.entry(name).or_insert(ConstValue::Null);
     }
-    all
+    if fast.valid(query, doc.clone(), all.clone(), operation).await {
+        Ok(())
+    } else {
+        Err(all)
+    }
 }
 
 /// `doc` as a request that leaves out the variables `left_out` runs it: without the arguments

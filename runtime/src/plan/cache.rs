@@ -108,13 +108,9 @@ impl Plans {
             .iter()
             .filter(|known| known.operation.as_deref() == operation)
             .peekable();
-        let optional = &entries.peek()?.omits.optional;
-        let known = if optional.iter().all(|name| variables.contains_key(name)) {
-            entries.find(|known| known.omits.left_out.is_empty())
-        } else {
-            let left = left_out(optional, variables);
-            entries.find(|known| known.omits.left_out == left)
-        }?;
+        // Empty (no allocation) when the request gives every variable.
+        let left = left_out(&entries.peek()?.omits.optional, variables);
+        let known = entries.find(|known| known.omits.left_out == left)?;
         Some(Seen {
             plan: known.plan.clone(),
             document: known.document.clone(),

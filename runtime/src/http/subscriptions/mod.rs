@@ -711,16 +711,14 @@ impl<S: ServiceDef> Socket<S> {
             .and_then(|left_out| super::omitted::pruned(&document, operation, &left_out));
         let run = match (pruned, &self.service.schema_fast) {
             (Some(pruned), Some(fast)) => {
-                let variables =
-                    super::omitted::validated_with(&document, operation, &request.variables);
-                if fast
-                    .valid(query, document.clone(), variables.clone(), operation)
-                    .await
+                let variables = &request.variables;
+                match super::omitted::check_text(fast, query, &document, operation, variables).await
                 {
-                    pruned
-                } else {
-                    request.variables = variables;
-                    document
+                    Ok(()) => pruned,
+                    Err(variables) => {
+                        request.variables = variables;
+                        document
+                    }
                 }
             }
             (Some(pruned), None) => pruned,
