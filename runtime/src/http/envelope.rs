@@ -11,6 +11,7 @@ use async_graphql::{Executor, Request, Variables};
 
 use super::nulls::Nullability;
 use super::omitted;
+use super::positions;
 use super::render::{rejected, render};
 use super::validated::Fast;
 use crate::api::Whitelist;
@@ -142,6 +143,16 @@ impl Envelope<'_> {
             Err(error) => return (to_json(&error), Outcome::Rejected),
         };
         let operation = request.operation_name.clone();
+        // A text the cache does not know is checked for variables used where their types do
+        // not fit, the rule async-graphql does not run (`positions.rs`); the answer to one that
+        // fails is every error of its validation.
+        if !matches!(known, Some(Some(_)))
+            && let Some(fast) = fast
+            && let Some(response) = positions::refused(fast, &mut request).await
+        {
+            let out = to_json(&render(response, self.request_id, None));
+            return (out, Outcome::Rejected);
+        }
         // Variables the request leaves out: the document runs without the arguments they fill
         // (`omitted.rs`). The document kept for the text and those variables is pruned already;
         // the text's own is pruned here, and kept as `original`, which is what is validated.
@@ -168,10 +179,13 @@ impl Envelope<'_> {
         }
         request.variables = variables;
         // A text validated before, with the same variables left out, is validated in full again
-        // only when its variables fail its checks (`validated.rs`).
-        let checked = fast.is_some_and(|fast| {
-            seen.and_then(|seen| seen.checks.as_ref())
-                .is_some_and(|checks| checks.pass(fast.registry(), &request.variables))
+        // only when its variables fail its checks (`validated.rs`): `checked` is then the schema
+        // in the fast validation mode that runs it.
+        let checked = fast.and_then(|fast| {
+            let pass = seen
+                .and_then(|seen| seen.checks.as_ref())
+                .is_some_and(|checks| checks.pass(fast.registry(), &request.variables));
+            fast.schema.as_ref().filter(|_| pass)
         });
         // Otherwise a pruned document runs only if its text passes a full validation (the
         // arguments pruned away could be what is wrong with it; `omitted::check_text`), and
@@ -179,7 +193,7 @@ impl Envelope<'_> {
         // is, with its left-out variables null, and its validation's errors are the answer.
         // Without a validator (its schema's registry could not be read), the pruned document
         // alone is validated, and nothing is learned from it.
-        if !checked && pruned {
+        if checked.is_none() && pruned {
             let text = original.or_else(|| async_graphql::parser::parse_query(&request.query).ok());
             match (fast, text) {
                 (Some(fast), Some(text)) => {
@@ -221,12 +235,12 @@ impl Envelope<'_> {
             ))
             .data(Whitelist::default());
         let query = request.query.clone();
-        let response = match fast {
-            Some(fast) if checked => {
+        let response = match checked {
+            Some(fast_schema) => {
                 self.checked.fetch_add(1, Ordering::Relaxed);
-                fast.schema.execute(request).await
+                fast_schema.execute(request).await
             }
-            _ => schema.execute(request).await,
+            None => schema.execute(request).await,
         };
         let outcome = if rejected(&response) {
             Outcome::Rejected

@@ -13,6 +13,7 @@ mod ndf;
 mod nulls;
 mod omitted;
 mod order;
+mod positions;
 mod render;
 mod routes;
 mod sliced;
@@ -114,6 +115,9 @@ type SimpleSchema<S> = Schema<Query<S>, Mutation<S>, Subscription<S>>;
 /// The Relay API's schema.
 type RelaySchema<S> = Schema<relay::Query<S>, relay::Mutation<S>, EmptySubscription>;
 
+/// The permission schema.
+type PermissionSchema<S> = Schema<PermissionQuery<S>, EmptyMutation, EmptySubscription>;
+
 /// Everything the HTTP handlers share.
 pub struct Service<S: ServiceDef> {
     /// The Simple API (with its subscriptions).
@@ -125,9 +129,13 @@ pub struct Service<S: ServiceDef> {
     /// The same for the Relay API.
     pub(super) relay_fast: Option<Fast<RelaySchema<S>>>,
     /// The permission schema (`Some<Type>Exists`), served at `/permissions` to admins.
-    pub permissions: Schema<PermissionQuery<S>, EmptyMutation, EmptySubscription>,
+    pub permissions: PermissionSchema<S>,
+    /// Its validator and registry (no text of it is learned: its checks are never read).
+    pub(super) permissions_fast: Option<Fast<PermissionSchema<S>>>,
     /// The System API.
     pub system: SystemSchema,
+    /// Its validator and registry.
+    pub(super) system_fast: Option<Fast<SystemSchema>>,
     /// The service's id: the `{id}` of its endpoints' paths (`/simple/v1/{id}`, …).
     pub service_id: String,
     /// The service's alias, which the endpoints' paths accept in place of its id.
@@ -195,16 +203,19 @@ impl<S: ServiceDef> Service<S> {
         };
         let schema = simple().finish();
         let schema_fast = validated::fast(simple);
-        let permissions = Schema::build(
-            PermissionQuery::<S>::default(),
-            EmptyMutation,
-            EmptySubscription,
-        )
-        .data(state.clone())
-        .data(tables.clone())
-        .limit_depth(limits.max_depth)
-        .limit_complexity(limits.max_complexity)
-        .finish();
+        let permission_schema = || {
+            Schema::build(
+                PermissionQuery::<S>::default(),
+                EmptyMutation,
+                EmptySubscription,
+            )
+            .data(state.clone())
+            .data(tables.clone())
+            .limit_depth(limits.max_depth)
+            .limit_complexity(limits.max_complexity)
+        };
+        let permissions = permission_schema().finish();
+        let permissions_fast = validated::validator(permission_schema);
         // The Relay API's model types have its relation fields: its schema and the field types
         // of its null propagation are built in its shape.
         let (relay, relay_fast, relay_nulls) = Shape::Relay.build(|| {
@@ -229,7 +240,9 @@ impl<S: ServiceDef> Service<S> {
                 Nullability::of::<relay::Query<S>, relay::Mutation<S>, EmptySubscription>(),
             )
         });
-        let system = system::schema(state.clone(), master_token);
+        let system_schema = || system::schema(state.clone(), master_token.clone());
+        let system = system_schema().finish();
+        let system_fast = validated::validator(system_schema);
         let nulls = Arc::new(Nullability::of::<Query<S>, Mutation<S>, Subscription<S>>());
         let permission_nulls =
             Nullability::of::<PermissionQuery<S>, EmptyMutation, EmptySubscription>();
@@ -238,7 +251,9 @@ impl<S: ServiceDef> Service<S> {
             schema_fast,
             relay_fast,
             permissions,
+            permissions_fast,
             system,
+            system_fast,
             service_id,
             alias,
             permission_nulls,

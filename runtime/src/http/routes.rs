@@ -13,6 +13,7 @@ use async_graphql::Request;
 use serde::Serialize;
 
 use super::envelope::{Envelope, Outcome, parse_request};
+use super::positions;
 use super::render::render;
 use super::{CHECKED_HEADER, DIRECT_HEADER, INTROSPECTION_QUERY, STATEMENTS_HEADER, Service};
 use crate::api::system::Caller;
@@ -339,7 +340,10 @@ async fn client_api<S: ServiceDef>(
         max_batch: service.limits.max_batch,
     };
     let answer = match api {
-        PERMISSIONS => cx.run(&service.permissions, None, body).await,
+        PERMISSIONS => {
+            let fast = service.permissions_fast.as_ref();
+            cx.run(&service.permissions, fast, body).await
+        }
         RELAY => {
             cx.run(&service.relay, service.relay_fast.as_ref(), body)
                 .await
@@ -386,10 +390,16 @@ pub(super) async fn system<S: ServiceDef>(
             }));
         }
     };
-    let request = match parse_request(item, &request_id) {
+    let mut request = match parse_request(item, &request_id) {
         Ok(request) => request,
         Err(error) => return bad_request(error),
     };
+    // Variables used where their types do not fit (`positions.rs`).
+    if let Some(fast) = &service.system_fast
+        && let Some(response) = positions::refused(fast, &mut request).await
+    {
+        return json_response(&render(response, &request_id, None), &request_id, None);
+    }
     let caller = Caller(bearer(authorization(&req)).and_then(|t| service.auth().credential(t)));
     let request = request.data(caller);
     let response = service.system.execute(request).await;

@@ -36,9 +36,10 @@ use async_graphql::{
 const VALIDATED: &str = "\u{0}validated, not run";
 
 /// A client API's schema in the fast validation mode, the registry of its types, which the
-/// checks read, and the validator.
+/// checks read, and the validator. A schema whose texts are never learned (the permission
+/// schema, the System API) has the validator and the registry only.
 pub(crate) struct Fast<E> {
-    pub(super) schema: E,
+    pub(super) schema: Option<E>,
     /// The schema as built, with an extension that ends each request after its validation.
     validator: E,
     env: SchemaEnv,
@@ -61,19 +62,49 @@ impl<E: Executor> Fast<E> {
         variables: Variables,
         operation: Option<&str>,
     ) -> bool {
+        self.errors(query, document, variables, operation)
+            .await
+            .is_empty()
+    }
+
+    /// What a full validation of `document`, the parsed `query`, with `variables` as the
+    /// operation `operation` finds wrong (it is not run); nothing when it passes.
+    pub(super) async fn errors(
+        &self,
+        query: &str,
+        document: ExecutableDocument,
+        variables: Variables,
+        operation: Option<&str>,
+    ) -> Vec<ServerError> {
         let mut request = Request::new(query).variables(variables);
         if let Some(name) = operation {
             request = request.operation_name(name);
         }
         request.set_parsed_query(document);
-        let response = self.validator.execute(request).await;
-        matches!(&response.errors[..], [only] if only.message == VALIDATED)
+        let mut errors = self.validator.execute(request).await.errors;
+        errors.retain(|e| e.message != VALIDATED);
+        errors
     }
 }
 
 /// The schema `build` makes, in the fast validation mode, with the registry of its types;
 /// `None` if the registry could not be read (every request is then validated in full).
 pub(super) fn fast<Q, M, Sub>(
+    build: impl Fn() -> SchemaBuilder<Q, M, Sub>,
+) -> Option<Fast<Schema<Q, M, Sub>>>
+where
+    Q: ObjectType + 'static,
+    M: ObjectType + 'static,
+    Sub: SubscriptionType + 'static,
+{
+    let mut fast = validator(&build)?;
+    fast.schema = Some(build().validation_mode(ValidationMode::Fast).finish());
+    Some(fast)
+}
+
+/// The validator of the schema `build` makes, with the registry of its types, and no schema in
+/// the fast validation mode; `None` if the registry could not be read.
+pub(super) fn validator<Q, M, Sub>(
     build: impl Fn() -> SchemaBuilder<Q, M, Sub>,
 ) -> Option<Fast<Schema<Q, M, Sub>>>
 where
@@ -93,7 +124,7 @@ where
     }
     let env = slot.get()?.clone();
     Some(Fast {
-        schema: build().validation_mode(ValidationMode::Fast).finish(),
+        schema: None,
         validator,
         env,
     })

@@ -11,7 +11,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_graphql::{
-    Context, EmptySubscription, ErrorExtensions, ID, InputObject, Object, Schema, SimpleObject,
+    Context, EmptySubscription, ErrorExtensions, ID, InputObject, Object, Schema, SchemaBuilder,
+    SimpleObject,
 };
 
 use crate::auth::{Credential, LOCAL_CLIENT_ID};
@@ -21,14 +22,17 @@ use crate::model::ApiError;
 /// The System API schema.
 pub type SystemSchema = Schema<SystemQuery, SystemMutation, EmptySubscription>;
 
-/// Builds the System API schema (once, at start).
-pub fn schema(state: Arc<State>, master_token: Option<String>) -> SystemSchema {
+/// The builder of the System API schema (built once at start, and once more as its
+/// validator).
+pub fn schema(
+    state: Arc<State>,
+    master_token: Option<String>,
+) -> SchemaBuilder<SystemQuery, SystemMutation, EmptySubscription> {
     Schema::build(SystemQuery, SystemMutation, EmptySubscription)
         .data(state)
         .data(MasterToken(master_token.filter(|t| !t.is_empty())))
         .limit_depth(16)
         .limit_complexity(1_000)
-        .finish()
 }
 
 /// The valid credential of a System API request (its bearer token), if any.

@@ -706,6 +706,15 @@ impl<S: ServiceDef> Socket<S> {
         // (its left-out variables null, its validation's errors the answer) otherwise.
         let operation = request.operation_name.clone();
         let operation = operation.as_deref();
+        // Variables used where their types do not fit (`positions.rs`): the subscription's
+        // answer is every error of the text's validation.
+        let refused = match &self.service.schema_fast {
+            Some(fast) => {
+                let vars = &request.variables;
+                super::positions::refused_document(fast, query, &document, vars, operation).await
+            }
+            None => None,
+        };
         let pruned = super::omitted::optional(&document, operation)
             .map(|optional| crate::plan::left_out(&optional, &request.variables))
             .and_then(|left_out| super::omitted::pruned(&document, operation, &left_out));
@@ -757,6 +766,10 @@ impl<S: ServiceDef> Socket<S> {
         );
         let schema = &self.service.schema;
         let membership = self.service.groups.join(group, member, || {
+            if let Some(errors) = refused {
+                let response = async_graphql::Response::from_errors(errors);
+                return async_graphql::futures_util::stream::once(async { response }).boxed();
+            }
             let mut data = Data::default();
             data.insert(principal);
             schema

@@ -111,6 +111,85 @@ db_tests! {
         assert_eq!(counted["data"]["_allPostsMeta"]["count"], 0, "nothing written: {counted}");
     }
 
+    /// A variable used where its type does not fit (GraphQL's "All Variable Usages Are
+    /// Allowed") is refused by validation, with the locations of its definition and its use,
+    /// whatever its value, on both APIs, every time; nothing is written. A text it does not
+    /// concern still runs and is learned.
+    async fn variables_used_where_their_types_do_not_fit_are_refused(srv) {
+        let root = Some(srv.root_token());
+        let relay = srv.url(&format!("/relay/v1/{ALIAS}"));
+        let cases = [
+            (
+                srv.api(),
+                "mutation ($slug: String, $title: String!) { createPost(slug: $slug, title: $title) { id } }",
+                json!({ "slug": "s", "title": "t" }),
+                "Variable \"$slug\" of type \"String\" used in position expecting type \"String!\".",
+                json!([{ "line": 1, "column": 11 }, { "line": 1, "column": 62 }]),
+            ),
+            (
+                srv.api(),
+                "query ($n: String) { allPosts(first: $n) { id } }",
+                json!({ "n": null }),
+                "Variable \"$n\" of type \"String\" used in position expecting type \"Int\".",
+                json!([{ "line": 1, "column": 8 }, { "line": 1, "column": 38 }]),
+            ),
+            (
+                srv.api(),
+                "query ($v: Float) { allPosts(filter: { votes_gt: $v }) { id } }",
+                json!({}),
+                "Variable \"$v\" of type \"Float\" used in position expecting type \"Int\".",
+                json!([{ "line": 1, "column": 8 }, { "line": 1, "column": 38 }]),
+            ),
+            (
+                relay,
+                "mutation ($slug: String) { createPost(input: { slug: $slug, title: \"t\", clientMutationId: \"c\" }) { post { id } } }",
+                json!({ "slug": "s" }),
+                "Variable \"$slug\" of type \"String\" used in position expecting type \"String!\".",
+                json!([{ "line": 1, "column": 11 }, { "line": 1, "column": 46 }]),
+            ),
+        ];
+        for (url, query, variables, message, locations) in cases {
+            for _ in 0..2 {
+                let body = json!({ "query": query, "variables": variables });
+                let answer = srv.post_url_as(&url, root, &body).await;
+                assert_eq!(
+                    answer,
+                    json!({ "errors": [{ "message": message, "locations": locations }] }),
+                    "{query}"
+                );
+            }
+        }
+        // Its other validation errors come with it.
+        let query = "query ($n: String) { allPosts(first: $n) { nope } }";
+        let answer = srv.post_as(root, &json!({ "query": query })).await;
+        let messages: Vec<&str> = answer["errors"].as_array().expect("errors").iter().filter_map(|e| e["message"].as_str()).collect();
+        assert_eq!(messages.len(), 2, "{answer}");
+        assert!(messages[0].starts_with("Unknown field \"nope\""), "{answer}");
+        assert!(messages[1].starts_with("Variable \"$n\""), "{answer}");
+        // The permission schema and the System API apply the rule too.
+        let answer = srv.permissions_as(root, "query ($v: String) { SomePostExists(filter: { votes_gt: $v }) }").await;
+        assert_eq!(
+            answer["errors"][0]["message"],
+            "Variable \"$v\" of type \"String\" used in position expecting type \"Int\".",
+            "{answer}"
+        );
+        assert!(answer.get("data").is_none(), "{answer}");
+        let query = "mutation ($s: Int) { generateNodeToken(input: { rootToken: \"r\", \
+                     serviceId: $s, nodeId: \"n\", modelName: \"User\" }) { token } }";
+        let answer = srv.system_as(None, &json!({ "query": query })).await;
+        let message = answer["errors"][0]["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with("Variable \"$s\" of type \"Int\" used in position expecting type"), "{answer}");
+        assert!(answer.get("data").is_none(), "{answer}");
+        let counted = srv.gql_as(root, "{ _allPostsMeta { count } }").await;
+        assert_eq!(counted["data"]["_allPostsMeta"]["count"], 0, "nothing written: {counted}");
+        // A non-null variable where a nullable one is expected, and a nullable one with a
+        // default where a non-null one is, fit.
+        let query = "mutation ($slug: String = \"d\", $title: String!, $votes: Int!) { \
+                     createPost(slug: $slug, title: $title, votes: $votes) { slug votes } }";
+        let answer = srv.post_as(root, &json!({ "query": query, "variables": { "title": "t", "votes": 2 } })).await;
+        assert_eq!(answer, json!({ "data": { "createPost": { "slug": "d", "votes": 2 } } }));
+    }
+
     /// Requests of one text that leave out the same variables are learned once: later ones
     /// run the text's plan without those arguments, or skip the full validation, and answer
     /// the same.

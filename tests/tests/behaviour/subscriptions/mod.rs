@@ -292,6 +292,26 @@ db_tests! {
         silent(&mut ws).await;
     }
 
+    /// A subscription whose variable is used where its type does not fit is refused with that
+    /// validation error; one whose variables fit runs beside it.
+    async fn subscriptions_with_misplaced_variables_are_refused(srv) {
+        let mut ws = connect(srv, "graphql-transport-ws").await;
+        send(&mut ws, json!({ "type": "connection_init" })).await;
+        assert_eq!(next(&mut ws).await, Some(json!({ "type": "connection_ack" })));
+        send(&mut ws, json!({ "type": "subscribe", "id": "a", "payload": { "query": "subscription ($v: Int) { Post(filter: { node: { votes_gte: $v } }) { node { slug } } }", "variables": { "v": 1 } } })).await;
+        send(&mut ws, json!({ "type": "subscribe", "id": "b", "payload": { "query": "subscription ($v: String) { Post(filter: { node: { votes_gte: $v } }) { node { slug } } }", "variables": { "v": null } } })).await;
+        assert_eq!(
+            next(&mut ws).await,
+            Some(json!({ "id": "b", "type": "error", "payload": [{ "message": "Variable \"$v\" of type \"String\" used in position expecting type \"Int\"." }] }))
+        );
+        mutate(srv, r#"mutation { createPost(slug: "p1", title: "One", votes: 3) { id } }"#).await;
+        assert_eq!(
+            next(&mut ws).await,
+            Some(json!({ "id": "a", "type": "next", "payload": { "data": { "Post": { "node": { "slug": "p1" } } } } }))
+        );
+        silent(&mut ws).await;
+    }
+
     /// `graphql-transport-ws`: `connection_ack`, `ping`/`pong`, `subscribe` answered by `next`,
     /// `complete` from the client, errors as `error`, and its close codes.
     async fn graphql_transport_ws_protocol(srv) {
