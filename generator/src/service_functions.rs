@@ -16,7 +16,7 @@ use crate::model::{
 use crate::permissions::shown_path;
 use crate::source::{FileId, Sources, Span};
 use crate::syntax::config::{Config, FunctionDecl, HandlerDecl};
-use crate::syntax::sdl::span_in;
+use crate::syntax::sdl::{operations, span_in};
 
 /// What the functions' files say, by function name: each resolver's schema extension and each
 /// server-side subscription's query.
@@ -133,14 +133,7 @@ fn subscription_query(
             return None;
         }
     };
-    let operations: Vec<_> = doc
-        .definitions
-        .iter()
-        .filter_map(|d| match d {
-            Definition::OperationDefinition(op) => Some(op),
-            _ => None,
-        })
-        .collect();
+    let operations = operations(&doc);
     let help = "write `subscription { Post(filter: { mutation_in: [CREATED] }) { node { id } } }`";
     let op = match operations.as_slice() {
         [op] if op.operation_type == apollo_compiler::ast::OperationType::Subscription => op,

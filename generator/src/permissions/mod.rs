@@ -18,14 +18,14 @@ pub mod schema;
 pub mod vars;
 
 use apollo_compiler::Node;
-use apollo_compiler::ast::{Definition, Document, OperationDefinition};
+use apollo_compiler::ast::{Document, OperationDefinition};
 use apollo_compiler::diagnostic::ToCliReport;
 
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::model::{Model, PermissionTarget, TypeOperation};
 use crate::source::{FileId, Sources, Span};
 use crate::syntax::config::{Config, PermissionDecl};
-use crate::syntax::sdl::{is_blank, span_in};
+use crate::syntax::sdl::{is_blank, operations, span_in};
 
 /// The error code of every problem with a permission (reference §5.1).
 pub const CODE: u32 = 2066;
@@ -180,14 +180,7 @@ fn select(sources: &Sources, p: &PermissionDecl, diags: &mut Diagnostics) -> Opt
             }
         }
     };
-    let operations: Vec<&Node<OperationDefinition>> = document
-        .definitions
-        .iter()
-        .filter_map(|d| match d {
-            Definition::OperationDefinition(op) => Some(op),
-            _ => None,
-        })
-        .collect();
+    let operations = operations(&document);
     let names = || {
         let named: Vec<String> = operations
             .iter()

@@ -3,7 +3,8 @@
 //! Each file is parsed on its own, so a syntax error in one file does not hide the errors of the
 //! others; the validator later treats the documents as one concatenated schema.
 
-use apollo_compiler::ast::Document;
+use apollo_compiler::Node;
+use apollo_compiler::ast::{Definition, Document, OperationDefinition};
 use apollo_compiler::diagnostic::ToCliReport;
 use apollo_compiler::parser::SourceSpan;
 
@@ -72,4 +73,17 @@ pub(crate) fn is_blank(text: &str) -> bool {
         code.chars()
             .all(|c| c.is_whitespace() || c == ',' || c == '\u{feff}')
     })
+}
+
+/// The operations of an executable document (a permission query, a subscription function's
+/// query), in their order.
+pub(crate) fn operations(document: &Document) -> Vec<&Node<OperationDefinition>> {
+    document
+        .definitions
+        .iter()
+        .filter_map(|d| match d {
+            Definition::OperationDefinition(op) => Some(op),
+            _ => None,
+        })
+        .collect()
 }
