@@ -5,7 +5,8 @@
 //! ```text
 //! subscriptions run --target KIND=WHERE [--label NAME] [--pid PID] [--subscribers N]
 //!                   [--events E] [--burst B] [--concurrency C] [--settle-ms MS]
-//!                   [--timeout S] [--threads T] [--sockets-only] [--out FILE.json]
+//!                   [--timeout S] [--threads T] [--sockets-only] [--distinct]
+//!                   [--out FILE.json]
 //! subscriptions report [--out FILE.md] [--note TEXT]… RESULT.json…
 //! ```
 //!
@@ -30,7 +31,11 @@
 //! sockets, it waits until one socket gets `connection_ack` (PostGraphile 4 listens before it
 //! serves WebSockets). `--sockets-only` opens and initialises the N sockets without starting a
 //! subscription and reports the resident memory per socket (what a subscription adds to its
-//! socket is the difference with a full run's idle figure).
+//! socket is the difference with a full run's idle figure). `--distinct` gives every subscriber
+//! a text of its own (an alias named after it in the payload's selection), so that no two share
+//! an evaluation: svc then forms one group per subscriber, as for subscribers with their own
+//! tokens. For svc, the run also reads `/status/subscriptions` before and after the measured
+//! events, for the groups, payloads resolved and node reads per event.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -124,15 +129,24 @@ impl Target {
         }
     }
 
-    /// The subscription every subscriber starts: posts as they are created.
-    fn subscription(&self) -> &'static str {
+    /// The subscription every subscriber starts: posts as they are created. With `distinct`,
+    /// subscriber `i`'s text has an alias of its own (`s<i>`) in the payload's selection.
+    fn subscription(&self, i: usize, distinct: bool) -> String {
+        let alias = if distinct {
+            match self.kind {
+                Kind::Svc => format!(" s{i}: mutation"),
+                Kind::PostGraphile4 => format!(" s{i}: relatedNodeId"),
+            }
+        } else {
+            String::new()
+        };
         match self.kind {
-            Kind::Svc => {
-                "subscription { Post(filter: {mutation_in: [CREATED]}) { mutation node { id title slug } } }"
-            }
-            Kind::PostGraphile4 => {
-                "subscription { listen(topic: \"posts\") { relatedNodeId relatedNode { ... on Post { id title slug } } } }"
-            }
+            Kind::Svc => format!(
+                "subscription {{ Post(filter: {{mutation_in: [CREATED]}}) {{ mutation{alias} node {{ id title slug }} }} }}"
+            ),
+            Kind::PostGraphile4 => format!(
+                "subscription {{ listen(topic: \"posts\") {{ relatedNodeId{alias} relatedNode {{ ... on Post {{ id title slug }} }} }} }}"
+            ),
         }
     }
 
@@ -167,6 +181,8 @@ struct RunArgs {
     threads: usize,
     /// Open and initialise the sockets but start no subscription; measure memory only.
     sockets_only: bool,
+    /// Every subscriber's text its own: no two share a group.
+    distinct: bool,
     out: Option<PathBuf>,
 }
 
@@ -189,6 +205,7 @@ fn run_args(args: &[String]) -> Result<RunArgs, String> {
         timeout: Duration::from_secs(60),
         threads: 1,
         sockets_only: false,
+        distinct: false,
         out: None,
     };
     let mut it = args.iter();
@@ -210,6 +227,7 @@ fn run_args(args: &[String]) -> Result<RunArgs, String> {
             "--timeout" => out.timeout = Duration::from_secs(number(value()?)? as u64),
             "--threads" => out.threads = number(value()?)?.max(1),
             "--sockets-only" => out.sockets_only = true,
+            "--distinct" => out.distinct = true,
             "--out" => out.out = Some(PathBuf::from(value()?)),
             other => return Err(format!("unknown argument `{other}`")),
         }
@@ -361,8 +379,8 @@ type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// Opens a `graphql-ws` socket to `target` and waits for `connection_ack`; then starts the
-/// subscription unless `subscribe` is false.
-async fn open(target: &Target, subscribe: bool) -> Result<Socket, String> {
+/// subscription `query`, if any.
+async fn open(target: &Target, query: Option<&str>) -> Result<Socket, String> {
     let mut request = target
         .ws
         .as_str()
@@ -401,9 +419,8 @@ async fn open(target: &Target, subscribe: bool) -> Result<Socket, String> {
             None => return Err("closed before connection_ack".into()),
         }
     }
-    if subscribe {
-        let start =
-            json!({ "id": "1", "type": "start", "payload": { "query": target.subscription() } });
+    if let Some(query) = query {
+        let start = json!({ "id": "1", "type": "start", "payload": { "query": query } });
         ws.send(Message::text(start.to_string()))
             .await
             .map_err(|e| format!("start: {e}"))?;
@@ -417,7 +434,7 @@ async fn open(target: &Target, subscribe: bool) -> Result<Socket, String> {
 async fn wait_ready(target: &Target, patience: Duration) -> Result<(), String> {
     let deadline = Instant::now() + patience;
     loop {
-        let attempt = tokio::time::timeout(Duration::from_secs(10), open(target, false)).await;
+        let attempt = tokio::time::timeout(Duration::from_secs(10), open(target, None)).await;
         match attempt {
             Ok(Ok(mut ws)) => {
                 let _ = ws.close(None).await;
@@ -434,11 +451,10 @@ async fn wait_ready(target: &Target, patience: Duration) -> Result<(), String> {
     }
 }
 
-/// One subscriber: connects, subscribes (unless `subscribe` is false), then counts messages
-/// until `stop`.
+/// One subscriber: connects, subscribes to `query` (if any), then counts messages until `stop`.
 async fn subscriber(
     target: Arc<Target>,
-    subscribe: bool,
+    query: Option<String>,
     gate: Arc<Semaphore>,
     tally: Arc<Tally>,
     ready: Arc<(AtomicUsize, Notify)>,
@@ -450,7 +466,7 @@ async fn subscriber(
     };
     let handshake = async {
         let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
-        open(&target, subscribe).await
+        open(&target, query.as_deref()).await
     };
     let result = tokio::time::timeout(Duration::from_secs(60), handshake).await;
     let ws = match result {
@@ -560,6 +576,35 @@ impl Writer {
         }
         Ok(took)
     }
+
+    /// svc's `/status/subscriptions` (what its subscriptions are and have done); `None` for
+    /// other servers or when it cannot be read.
+    async fn status(&self) -> Option<Value> {
+        if self.target.kind != Kind::Svc {
+            return None;
+        }
+        let url = format!("{}/status/subscriptions", self.target.base);
+        let res = self.client.get(url).send().await.ok()?;
+        res.json::<Value>().await.ok()
+    }
+}
+
+/// What svc's counters in `/status/subscriptions` grew by over `events` events, per event (a
+/// counter the server does not have, as an older build, is `null`), and its groups then.
+fn counters(before: Option<&Value>, after: Option<&Value>, events: usize) -> Value {
+    let (Some(before), Some(after)) = (before, after) else {
+        return Value::Null;
+    };
+    let per_event = |key: &str| match (before[key].as_u64(), after[key].as_u64()) {
+        (Some(b), Some(a)) if events > 0 => json!(a.saturating_sub(b) as f64 / events as f64),
+        _ => Value::Null,
+    };
+    json!({
+        "groups": after["groups"],
+        "evaluations_per_event": per_event("evaluations"),
+        "node_reads_per_event": per_event("nodeReads"),
+        "check_statements_per_event": per_event("checkStatements"),
+    })
 }
 
 // ---------------------------------------------------------------- one run
@@ -623,10 +668,10 @@ async fn run(args: &RunArgs) -> Result<Value, String> {
     let (stop, stopped) = watch::channel(false);
     let connect_started = Instant::now();
     let tasks: Vec<_> = (0..n)
-        .map(|_| {
+        .map(|i| {
             tokio::spawn(subscriber(
                 target.clone(),
-                !args.sockets_only,
+                (!args.sockets_only).then(|| target.subscription(i, args.distinct)),
                 gate.clone(),
                 tally.clone(),
                 ready.clone(),
@@ -675,6 +720,7 @@ async fn run(args: &RunArgs) -> Result<Value, String> {
     };
     tokio::time::sleep(args.settle).await;
     let rss_one_event = rss_kib(args.pid);
+    let status_before = writer.status().await;
     let cpu_before = cpu_seconds(args.pid);
     let own_cpu_before = cpu_seconds(Some(std::process::id()));
 
@@ -716,6 +762,7 @@ async fn run(args: &RunArgs) -> Result<Value, String> {
     let cpu_after = cpu_seconds(args.pid);
     let own_cpu_after = cpu_seconds(Some(std::process::id()));
     let rss_after = rss_kib(args.pid);
+    let status_after = writer.status().await;
 
     let _ = stop.send(true);
     let mut outcomes = Vec::with_capacity(n);
@@ -796,6 +843,7 @@ async fn run(args: &RunArgs) -> Result<Value, String> {
         "label": label,
         "kind": match target.kind { Kind::Svc => "svc", Kind::PostGraphile4 => PEER },
         "subscribers": n,
+        "distinct": args.distinct,
         "subscribed": subscribed,
         "events": args.events,
         "burst": args.burst,
@@ -827,6 +875,7 @@ async fn run(args: &RunArgs) -> Result<Value, String> {
         "closed_early": closed_early,
         "first_closed": first_closed,
         "write_errors": write_errors,
+        "server_counters": counters(status_before.as_ref(), status_after.as_ref(), total - 1),
         "ok": ok,
     });
     let f = |v: Option<f64>| v.map_or("—".to_owned(), |v| format!("{v:.1}"));
@@ -1005,6 +1054,8 @@ fn merge(rounds: &[Value]) -> Value {
         "closed_early": sum("closed_early"),
         "first_closed": first("first_closed"),
         "write_errors": write_errors,
+        "distinct": rounds[0]["distinct"],
+        "server_counters": rounds[rounds.len() - 1]["server_counters"],
         "ok": rounds.iter().all(|r| r["ok"].as_bool() == Some(true)),
     })
 }
@@ -1028,6 +1079,8 @@ fn name(label: &str) -> String {
     match label {
         "svc-sqlite" => "svc (SQLite)".into(),
         "svc-postgres" => "svc (PostgreSQL)".into(),
+        "svc-sqlite-baseline" => "svc baseline (SQLite)".into(),
+        "svc-postgres-baseline" => "svc baseline (PostgreSQL)".into(),
         PEER => "PostGraphile 4".into(),
         other => other.into(),
     }
@@ -1049,6 +1102,89 @@ fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 
 fn times(r: Option<f64>) -> String {
     r.map_or("—".into(), |r| format!("{r:.2}×"))
+}
+
+/// The merged result of `label` at `size` subscribers.
+fn find<'a>(results: &'a [Value], label: &str, size: u64) -> Option<&'a Value> {
+    results
+        .iter()
+        .find(|r| r["label"] == label && r["subscribers"].as_u64() == Some(size))
+}
+
+/// The number at `path` of a result.
+fn get(r: Option<&Value>, path: &str) -> Option<f64> {
+    r.and_then(|r| r.pointer(path)).and_then(Value::as_f64)
+}
+
+/// The report's sections on svc's own counters (from `/status/subscriptions`) and, for each
+/// `<label>-baseline` measured, `<label>` ÷ its baseline.
+fn counters_and_baselines(out: &mut String, results: &[Value], sizes: &[u64], svcs: &[String]) {
+    let find = |label: &str, size: u64| find(results, label, size);
+    if results.iter().any(|r| r["server_counters"].is_object()) {
+        out.push_str("\n## svc's counters per event\n\n");
+        out.push_str("From `GET /status/subscriptions` before and after the measured events (docs/extensions.md), the last round's: the groups then (subscriptions sharing one evaluation), and per event the payloads resolved, the reads of the event's node and the statements that checked `node` filters. A counter the build does not have is \"—\".\n\n");
+        out.push_str("| server | subscribers | groups | payloads resolved per event | node reads per event | filter statements per event |\n");
+        out.push_str("|---|--:|--:|--:|--:|--:|\n");
+        for size in sizes {
+            for label in svcs {
+                let Some(c) = find(label, *size).map(|r| &r["server_counters"]) else {
+                    continue;
+                };
+                if !c.is_object() {
+                    continue;
+                }
+                let _ = writeln!(
+                    out,
+                    "| {} | {size} | {} | {} | {} | {} |",
+                    name(label),
+                    number(&c["groups"], 0),
+                    number(&c["evaluations_per_event"], 1),
+                    number(&c["node_reads_per_event"], 1),
+                    number(&c["check_statements_per_event"], 1),
+                );
+            }
+        }
+    }
+    let pairs: Vec<(&String, String)> = svcs
+        .iter()
+        .filter(|l| !l.ends_with("-baseline"))
+        .map(|l| (l, format!("{l}-baseline")))
+        .filter(|(_, b)| svcs.contains(b))
+        .collect();
+    if pairs.is_empty() {
+        return;
+    }
+    out.push_str("\n## svc ÷ its baseline\n\n");
+    out.push_str("The build under test against the baseline build, measured in the same rounds on servers of their own. Messages/s: higher is better; latency and CPU per message: lower is better.\n\n");
+    out.push_str(
+        "| server | subscribers | messages/s | last subscriber p50 | server CPU per message |\n",
+    );
+    out.push_str("|---|--:|--:|--:|--:|\n");
+    for size in sizes {
+        for (label, baseline) in &pairs {
+            let (r, b) = (find(label, *size), find(baseline, *size));
+            if r.is_none() || b.is_none() {
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                "| {} | {size} | {} | {} | {} |",
+                name(label),
+                times(ratio(
+                    get(r, "/messages_per_second"),
+                    get(b, "/messages_per_second")
+                )),
+                times(ratio(
+                    get(r, "/latency_last_ms/p50"),
+                    get(b, "/latency_last_ms/p50")
+                )),
+                times(ratio(
+                    get(r, "/server_cpu_us_per_message"),
+                    get(b, "/server_cpu_us_per_message")
+                )),
+            );
+        }
+    }
 }
 
 fn markdown(results: &[Value], notes: &[String]) -> String {
@@ -1140,13 +1276,7 @@ fn markdown(results: &[Value], notes: &[String]) -> String {
     );
     out.push_str("| server | subscribers | messages/s | last subscriber p50 | p99 | KiB per idle subscription |\n");
     out.push_str("|---|--:|--:|--:|--:|--:|\n");
-    let find = |label: &str, size: u64| {
-        results
-            .iter()
-            .find(|r| r["label"] == label && r["subscribers"].as_u64() == Some(size))
-    };
-    let get =
-        |r: Option<&Value>, path: &str| r.and_then(|r| r.pointer(path)).and_then(Value::as_f64);
+    let find = |label: &str, size: u64| find(results, label, size);
     let mut goals = Vec::new();
     // svc's targets in the order they ran.
     let mut svcs: Vec<String> = Vec::new();
@@ -1213,6 +1343,7 @@ fn markdown(results: &[Value], notes: &[String]) -> String {
             }
         }
     }
+    counters_and_baselines(&mut out, results, &sizes, &svcs);
     if !goals.is_empty() {
         out.push_str("\n## Goals\n\n");
         for goal in goals {

@@ -241,7 +241,7 @@ db_tests! {
             // Project enum variables, in filters at the root and in relations, and a default.
             ("query ($s: PostStatus) { allPosts(filter: { status: $s }, orderBy: slug_ASC) { slug status } }".into(), json!({ "s": "PUBLISHED" })),
             ("query ($s: PostStatus) { allPosts(filter: { status: $s }, orderBy: slug_ASC) { slug status } }".into(), json!({ "s": null })),
-            ("query ($s: PostStatus, $t: PostStatus = DRAFT) { allUsers(orderBy: email_ASC) { posts(filter: { status_in: [$s, $t] }) { slug } } }".into(),
+            ("query ($s: PostStatus!, $t: PostStatus = DRAFT) { allUsers(orderBy: email_ASC) { posts(filter: { status_in: [$s, $t] }) { slug } } }".into(),
                 json!({ "s": "PUBLISHED" })),
             ("query ($r: Role) { allUsers(filter: { role: $r }) { name role } }".into(), json!({ "r": "ADMIN" })),
         ];
@@ -459,7 +459,7 @@ db_tests! {
                 vec![json!({ "s": "NOPE" }), json!({ "s": "published" }), json!({ "s": 2 }), json!({ "s": ["DRAFT"] })]),
             ("query ($s: PostStatus!) { allPosts(filter: { status: $s }, orderBy: slug_ASC) { slug } }", json!({ "s": "DRAFT" }),
                 vec![json!({ "s": null }), json!({})]),
-            ("query ($s: PostStatus) { allPosts(filter: { status_in: [$s] }, orderBy: slug_ASC) { slug } }", json!({ "s": "DRAFT" }),
+            ("query ($s: PostStatus!) { allPosts(filter: { status_in: [$s] }, orderBy: slug_ASC) { slug } }", json!({ "s": "DRAFT" }),
                 vec![json!({ "s": "x" })]),
             ("query ($s: PostStatus) { allUsers(orderBy: email_ASC) { posts(filter: { status_not: $s }) { slug } } }", json!({ "s": "DRAFT" }),
                 vec![json!({ "s": "ADMIN" })]),
