@@ -249,48 +249,11 @@ fn compatible(base: &BaseType, var_nullable: bool, location: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use async_graphql::{EmptySubscription, Enum, ID, InputObject, Object, Schema};
+    use async_graphql::{EmptySubscription, Object, Schema};
 
     use super::misplaced_variables;
     use crate::http::validated::fast;
-
-    #[derive(Enum, Clone, Copy, PartialEq, Eq)]
-    enum Color {
-        Red,
-    }
-
-    #[derive(InputObject)]
-    struct Point {
-        x: i32,
-        #[graphql(default = 0)]
-        y: i32,
-        tags: Option<Vec<String>>,
-    }
-
-    struct Root;
-
-    #[Object]
-    impl Root {
-        #[allow(clippy::too_many_arguments)]
-        async fn f(
-            &self,
-            a: Option<i32>,
-            b: i32,
-            #[graphql(default = 5)] d: i32,
-            id: Option<ID>,
-            c: Option<Color>,
-            p: Option<Point>,
-            l: Option<Vec<i32>>,
-            ll: Option<Vec<Option<Vec<i32>>>>,
-        ) -> i32 {
-            let _ = (a, d, id, c, p, l, ll);
-            b
-        }
-
-        async fn g(&self) -> Root {
-            Root
-        }
-    }
+    use crate::http::validated::tests::Root;
 
     struct Mutation;
 
@@ -327,10 +290,11 @@ mod tests {
             "query ($b: Int = 3) { f(b: 1, d: $b) }",
             "query ($b: Int = 3) { f(b: $b) }",
             "query ($id: ID, $c: Color) { f(b: 1, id: $id, c: $c) }",
-            "query ($x: Int!, $t: [String!]) { f(b: 1, p: {x: $x, tags: $t}) }",
+            "query ($x: Int!, $cs: [Color!]) { f(b: 1, p: {x: $x, colors: $cs}) }",
             "query ($x: Int!, $y: Int) { f(b: 1, p: {x: $x, y: $y}) }",
             "query ($i: Int!, $l: [Int!]) { f(b: 1, l: [$i, 2]) g { f(b: 1, l: $l) } }",
             "query ($l: [Int!]!, $ll: [[Int!]]) { f(b: 1, l: $l, ll: $ll) }",
+            "query ($ll: [[Int]], $l: [Int]) { f(b: 1, ll: $ll) g { f(b: 1, ll: [$l, [1]]) } }",
             "query ($i: Int!) { f(b: 1, ll: [[$i]]) }",
             "query ($k: Boolean!) { f(b: 1) @include(if: $k) }",
             "query ($b: Int!) { ...F } fragment F on Root { f(b: $b) }",
@@ -376,8 +340,12 @@ mod tests {
                 &[r#"Variable "$i" of type "Int" used in position expecting type "Int!"."#],
             ),
             (
-                "query ($i: Int) { f(b: 1, ll: [[$i]]) }",
-                &[r#"Variable "$i" of type "Int" used in position expecting type "Int!"."#],
+                "query ($c: Color) { f(b: 1, p: {x: 1, colors: [$c]}) }",
+                &[r#"Variable "$c" of type "Color" used in position expecting type "Color!"."#],
+            ),
+            (
+                "query ($i: String) { f(b: 1, ll: [[$i]]) }",
+                &[r#"Variable "$i" of type "String" used in position expecting type "Int"."#],
             ),
             (
                 "query ($x: Int) { f(b: 1, p: {x: $x}) }",

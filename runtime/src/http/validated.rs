@@ -157,8 +157,9 @@ impl Extension for Capture {
     }
 }
 
+/// A schema of every kind of input type, for the tests of validation (`positions.rs` too).
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use async_graphql::{
         EmptyMutation, EmptySubscription, Enum, ID, InputObject, Object, OneofObject, Schema,
         Variables,
@@ -169,13 +170,13 @@ mod tests {
     use crate::plan::Checks;
 
     #[derive(Enum, Clone, Copy, PartialEq, Eq)]
-    enum Color {
+    pub(in crate::http) enum Color {
         Red,
         Green,
     }
 
     #[derive(InputObject)]
-    struct Point {
+    pub(in crate::http) struct Point {
         x: i32,
         #[graphql(default = 0)]
         y: i32,
@@ -189,7 +190,7 @@ mod tests {
         B(String),
     }
 
-    struct Root;
+    pub(in crate::http) struct Root;
 
     #[Object]
     impl Root {
@@ -198,6 +199,7 @@ mod tests {
             &self,
             a: Option<i32>,
             b: i32,
+            #[graphql(default = 5)] d: i32,
             s: Option<String>,
             id: Option<ID>,
             c: Option<Color>,
@@ -208,7 +210,7 @@ mod tests {
             fl: Option<f64>,
             bo: Option<bool>,
         ) -> i32 {
-            let _ = (a, s, id, c, p, l, ll, o, fl, bo);
+            let _ = (a, d, s, id, c, p, l, ll, o, fl, bo);
             b
         }
 
