@@ -715,7 +715,9 @@ impl<S: ServiceDef> Socket<S> {
             }
             None => None,
         };
+        // A refused text runs nothing: no pruning, nor a second validation of it.
         let pruned = super::omitted::optional(&document, operation)
+            .filter(|_| refused.is_none())
             .map(|optional| crate::plan::left_out(&optional, &request.variables))
             .and_then(|left_out| super::omitted::pruned(&document, operation, &left_out));
         let run = match (pruned, &self.service.schema_fast) {
