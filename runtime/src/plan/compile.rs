@@ -10,7 +10,7 @@ use async_graphql::{Name, Positioned};
 
 use super::{
     Api, Args, ConnField, Connection, CountField, EdgeField, Item, Keyed, Object, PageInfoField,
-    Plan, Root, Var, VarType, ViewerItem,
+    Plan, Root, Scan, Var, VarType, ViewerItem,
 };
 use crate::model::{ModelMeta, ServiceMeta};
 use crate::storage::InlineReads;
@@ -187,6 +187,7 @@ impl<'a> Compile<'a> {
             Root::All {
                 args: args(field),
                 object: self.object(meta, &field.selection_set)?,
+                scan: Scan::default(),
             }
         } else if count_of == Some(meta.plural) {
             Root::Count {
@@ -237,6 +238,7 @@ impl<'a> Compile<'a> {
                             ViewerItem::All {
                                 args: args(f),
                                 conn: self.connection(meta, &f.selection_set)?,
+                                scan: Scan::default(),
                             }
                         }
                     }

@@ -35,6 +35,8 @@ mod compile;
 mod json;
 mod run;
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use async_graphql::{Name, Value};
 
 use crate::model::ModelMeta;
@@ -149,6 +151,7 @@ enum Root {
     All {
         args: Args,
         object: Object,
+        scan: Scan,
     },
     /// `<Type>(<unique field>: …)`.
     One {
@@ -175,12 +178,45 @@ enum ViewerItem {
     All {
         args: Args,
         conn: Connection,
+        scan: Scan,
     },
     /// `<Type>(<unique field>: …)`.
     One {
         args: Args,
         object: Object,
     },
+}
+
+/// What the requests of a list that also counts the nodes of its filter (a later
+/// `_all<Plural>Meta` of the same filter, or the connection's `count`) learned of it: how many
+/// nodes the filter selected the last time. It decides whether the next one reads its page and
+/// its count in one scan (`run.rs`, `Execution::scanned`).
+#[derive(Debug)]
+struct Scan {
+    /// The nodes last counted; `u32::MAX` before the first count.
+    matched: AtomicU32,
+}
+
+impl Default for Scan {
+    fn default() -> Scan {
+        Scan {
+            matched: AtomicU32::new(u32::MAX),
+        }
+    }
+}
+
+impl Scan {
+    /// How many nodes the filter selected when last counted (`None` before the first count).
+    fn matched(&self) -> Option<u64> {
+        let matched = self.matched.load(Ordering::Relaxed);
+        (matched != u32::MAX).then_some(u64::from(matched))
+    }
+
+    /// Records that the filter selected `matched` nodes.
+    fn learn(&self, matched: u64) {
+        let matched = u32::try_from(matched).unwrap_or(u32::MAX).min(u32::MAX - 1);
+        self.matched.store(matched, Ordering::Relaxed);
+    }
 }
 
 /// A selection on a connection (`<Type>Connection`): its fields, and the selection on its

@@ -10,7 +10,8 @@ use async_graphql::{Name, Pos, Value, Variables};
 
 use super::json::{write_count, write_json, write_str, write_value};
 use super::{
-    Args, ConnField, Connection, EdgeField, Item, Object, PageInfoField, Plan, Root, ViewerItem,
+    Args, ConnField, Connection, EdgeField, Item, Keyed, Object, PageInfoField, Plan, Root, Scan,
+    ViewerItem,
 };
 use crate::auth::Principal;
 use crate::model::{Cells, ModelMeta, RelFieldMeta, Val};
@@ -21,8 +22,10 @@ use crate::query::page::push_page;
 use crate::query::relation::{
     by_parent, by_parent_count, count_statement, joined_page_statement, page_statement,
 };
-use crate::query::select::{count_sql, count_to_i32, push_find_row, push_select_columns};
-use crate::storage::{Backend, Counter, Db, PlanReads, Row, Sql};
+use crate::query::select::{
+    count_sql, count_to_i32, push_find_row, push_select_columns, push_some_columns,
+};
+use crate::storage::{Backend, Counter, Db, Keep, PlanReads, Row, Sql};
 
 /// A plan run for one request: the plan, and what it needs from the request.
 pub struct Execution<'a> {
@@ -95,6 +98,15 @@ enum Rel {
     },
 }
 
+/// A page is read with its count in one scan when its filter selected at most this many times
+/// the nodes the scan keeps, the last time ([`Execution::scanned`]). Each match costs the scan
+/// a row handed out of SQLite (about as much as a row the page's walk reads), so up to this
+/// ratio the scan costs at most a few page walks more than the count alone.
+const SCAN_RATIO: u64 = 4;
+
+/// The most nodes (a page and its `skip`) one such scan keeps.
+const MAX_KEPT: usize = 2000;
+
 /// `(hasNextPage, hasPreviousPage)`.
 type PageFacts = (bool, bool);
 
@@ -112,6 +124,9 @@ impl Execution<'_> {
         // `filter` argument and how many nodes that is. A count of the same filter after one
         // of them is that number, without reading the table again.
         let mut complete: Vec<(&'static ModelMeta, Option<Value>, usize)> = Vec::new();
+        // The lists read so far whose filter a later root counts, and that did not learn the
+        // count themselves: the count, once read, is theirs to learn.
+        let mut counted: Vec<(&'static ModelMeta, Option<Value>, &Scan)> = Vec::new();
         out.extend_from_slice(b"{\"data\":{");
         for (i, root) in plan.roots.iter().enumerate() {
             if i > 0 {
@@ -120,10 +135,25 @@ impl Execution<'_> {
             out.extend_from_slice(root.key.as_bytes());
             match &root.what {
                 Root::Typename => write_str(&mut out, "Query"),
-                Root::All { args, object } => {
+                Root::All { args, object, scan } => {
                     let args = self.resolve(args)?;
-                    if let Some(total) = self.write_list(&mut out, &args, object).await? {
-                        complete.push((object.meta, filter_arg(&args), total));
+                    let filter = filter_arg(&args);
+                    let later = &plan.roots[i + 1..];
+                    let scan = self
+                        .counts_later(later, object.meta, &filter)
+                        .then_some(scan);
+                    match self.write_list(&mut out, &args, object, scan).await? {
+                        Some(total) => {
+                            if let Some(scan) = scan {
+                                scan.learn(total as u64);
+                            }
+                            complete.push((object.meta, filter, total));
+                        }
+                        None => {
+                            if let Some(scan) = scan {
+                                counted.push((object.meta, filter, scan));
+                            }
+                        }
                     }
                 }
                 Root::One { args, object } => self.write_one(&mut out, args, object).await?,
@@ -137,8 +167,9 @@ impl Execution<'_> {
                         match &item.what {
                             ViewerItem::Id => write_str(&mut out, VIEWER_ID),
                             ViewerItem::Typename => write_str(&mut out, "Viewer"),
-                            ViewerItem::All { args, conn } => {
-                                self.write_root_connection(&mut out, args, conn).await?;
+                            ViewerItem::All { args, conn, scan } => {
+                                self.write_root_connection(&mut out, args, conn, scan)
+                                    .await?;
                             }
                             ViewerItem::One { args, object } => {
                                 self.write_one(&mut out, args, object).await?;
@@ -165,6 +196,12 @@ impl Execution<'_> {
                         Some(row) => row.int64(0).ok()??,
                         None => 0,
                     };
+                    if let Some((.., scan)) = counted
+                        .iter()
+                        .find(|(m, f, _)| std::ptr::eq(*m, *meta) && *f == given)
+                    {
+                        scan.learn(u64::try_from(count).unwrap_or(0));
+                    }
                     write_count(&mut out, fields, count_to_i32(count));
                 }
             }
@@ -173,18 +210,46 @@ impl Execution<'_> {
         Some(out)
     }
 
+    /// Whether one of the roots `later` counts the nodes of `meta` that `filter` selects.
+    fn counts_later(
+        &self,
+        later: &[Keyed<Root>],
+        meta: &ModelMeta,
+        filter: &Option<Value>,
+    ) -> bool {
+        later.iter().any(|root| match &root.what {
+            Root::Count { meta: m, args, .. } => {
+                std::ptr::eq(*m, meta)
+                    && self
+                        .resolve(args)
+                        .is_some_and(|args| filter_arg(&args) == *filter)
+            }
+            _ => false,
+        })
+    }
+
     /// `all<Plural>(…)` with its arguments resolved: the page's nodes as a list. Gives the
     /// number of nodes the filter selects when the page holds all of them
-    /// ([`Page::holds_all`]).
+    /// ([`Page::holds_all`]), or when it was read with them ([`Self::scanned`], tried when a
+    /// later root counts them: `scan`).
     async fn write_list(
         &self,
         out: &mut Vec<u8>,
         args: &[(Name, Value)],
         object: &Object,
+        scan: Option<&Scan>,
     ) -> Option<Option<usize>> {
         let page = ListArgs::from_values(object.meta, args)?
             .page(object.meta)
             .ok()?;
+        if let Some(scan) = scan
+            && let Some(scanned) = self.scanned(object, &page, scan)
+        {
+            let (rows, total) = scanned?;
+            let fetched = self.fetch(object, rows).await?;
+            self.write_items(out, object, &fetched)?;
+            return Some(Some(usize::try_from(total).ok()?));
+        }
         let nodes = |sql: &mut Sql| {
             push_select_columns(sql, object.meta, "t0", Some(&object.columns));
             push_page(sql, object.meta, "t0", &page);
@@ -204,15 +269,77 @@ impl Execution<'_> {
                 self.fetch(object, rows).await?
             }
         };
+        self.write_items(out, object, &fetched)?;
+        Some(page.holds_all(fetched.len()).then_some(fetched.len()))
+    }
+
+    /// Writes the nodes of `fetched` as a list.
+    fn write_items(&self, out: &mut Vec<u8>, object: &Object, fetched: &Fetched) -> Option<()> {
         out.push(b'[');
         for j in 0..fetched.len() {
             if j > 0 {
                 out.push(b',');
             }
-            self.write_object(out, object, &fetched, j)?;
+            self.write_object(out, object, fetched, j)?;
         }
         out.push(b']');
-        Some(page.holds_all(fetched.len()).then_some(fetched.len()))
+        Some(())
+    }
+
+    /// The rows of `page` (after its `skip`) and how many nodes its filter selects, read
+    /// together by one statement that scans the filter's matches once
+    /// ([`PlanReads::count_and_keep`], SQLite only), instead of a page that walks the id's
+    /// index to its last node and a count that scans the table again. That is worth it when
+    /// the filter selects few nodes for the page's size: the walk then reads a large part of
+    /// the table to fill the page, while each match costs the scan little. So it runs when
+    /// `scan` says the filter selected at most [`SCAN_RATIO`] times the nodes the scan keeps
+    /// (`skip` and the page, at most [`MAX_KEPT`]) the last time, for a page with a filter,
+    /// ordered by the id alone, from the first node (no cursor, no `last`). `None` when it does
+    /// not run (the caller reads as it would without); `Some(None)` when the plan must give up.
+    fn scanned(
+        &self,
+        object: &Object,
+        page: &Page,
+        scan: &Scan,
+    ) -> Option<Option<(Vec<Row>, u64)>> {
+        if self.backend() != Backend::Sqlite
+            || page.filter.is_none()
+            || !page.order.by_id_only()
+            || page.after.is_some()
+            || page.before.is_some()
+            || page.reads_backwards()
+        {
+            return None;
+        }
+        let skip = usize::try_from(page.skip.unwrap_or(0)).ok()?;
+        let kept = skip.checked_add(usize::try_from(page.limit()).ok()?)?;
+        if kept > MAX_KEPT || scan.matched()? > SCAN_RATIO * kept as u64 {
+            return None;
+        }
+        let meta = object.meta;
+        let mut sql = self.db.sql();
+        sql.push("SELECT ");
+        if !object.columns.is_empty() {
+            push_some_columns(&mut sql, meta, "t0", Some(&object.columns));
+            sql.push(", ");
+        }
+        sql.col("t0", meta.fields[meta.id].name)
+            .push(" FROM ")
+            .ident(meta.table)
+            .push(" AS t0 WHERE ");
+        page.push_conditions(&mut sql, meta, "t0");
+        let keep = Keep {
+            key: object.columns.len(),
+            count: kept,
+            descending: page.order.starts_descending(),
+        };
+        let (total, rows) = self.exec().count_and_keep(&sql, keep)?;
+        scan.learn(total);
+        let rows: Vec<Row> = rows.into_iter().skip(skip).collect();
+        if self.counter.read_nodes(rows.len()).is_err() {
+            return Some(None);
+        }
+        Some(Some((rows, total)))
     }
 
     /// `<Type>(<unique field>: …)`: the node, or `null`.
@@ -244,12 +371,23 @@ impl Execution<'_> {
         out: &mut Vec<u8>,
         args: &Args,
         conn: &Connection,
+        scan: &Scan,
     ) -> Option<()> {
         let object = &conn.object;
         let meta = object.meta;
         let args = self.resolve(args)?;
         let page = ListArgs::from_values(meta, &args)?.page(meta).ok()?;
         let probe = page.probe();
+        if conn.counts()
+            && let Some(scanned) = self.scanned(object, &probe, scan)
+        {
+            let (mut rows, total) = scanned?;
+            let facts = page.trim_probe(&mut rows);
+            let count = count_to_i32(i64::try_from(total).unwrap_or(i64::MAX));
+            let fetched = self.fetch(object, rows).await?;
+            let range = 0..fetched.len();
+            return self.write_connection(out, conn, &fetched, range, facts, Some(count));
+        }
         let mut rows = self
             .rows(|sql: &mut Sql| {
                 push_select_columns(sql, meta, "t0", Some(&object.columns));
@@ -263,10 +401,12 @@ impl Execution<'_> {
         let count = if conn.counts() {
             let sql = count_sql(self.backend(), meta, page.filter.as_ref());
             let rows = self.read(sql).await?;
-            Some(match rows.first() {
-                Some(row) => count_to_i32(row.int64(0).ok()??),
+            let count = match rows.first() {
+                Some(row) => row.int64(0).ok()??,
                 None => 0,
-            })
+            };
+            scan.learn(u64::try_from(count).unwrap_or(0));
+            Some(count_to_i32(count))
         } else {
             None
         };

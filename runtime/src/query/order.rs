@@ -19,6 +19,11 @@ impl Order {
         self.0.len() == 1
     }
 
+    /// Whether the first key sorts descending.
+    pub fn starts_descending(&self) -> bool {
+        self.0.first().is_some_and(|&(_, desc)| desc)
+    }
+
     /// Keys in the order given (a repeated field counts once), then `id` as the tie-break in the
     /// direction of the first key; without keys, `id` ascending.
     pub fn new(meta: &ModelMeta, given: impl IntoIterator<Item = (usize, bool)>) -> Order {

@@ -34,5 +34,6 @@ pub use postgres::listen::{
 pub use row::Row;
 pub use run::{Counted, Counter, OverBudget, Statements};
 pub use sql::Sql;
+pub use sqlite::readers::Keep;
 pub use sqlite::writer::After;
 pub use transaction::{OrmTx, Tx};

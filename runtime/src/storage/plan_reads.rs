@@ -57,6 +57,29 @@ impl PlanReads<'_> {
         };
         reads.all(sql).await
     }
+
+    /// How many rows `sql` yields, and the first of them as `keep` orders them, from one
+    /// statement on SQLite's calling thread ([`readers::Readers::count_and_keep`]). `None`
+    /// where that path does not run it (PostgreSQL, a plan whose reads go through the pool, a
+    /// statement too long or failing): the caller reads as it would without.
+    pub fn count_and_keep(&self, sql: &Sql, keep: readers::Keep) -> Option<(u64, Vec<Row>)> {
+        let readers = self.db.readers.as_ref()?;
+        if self.inline.skipped() > 0 {
+            return None;
+        }
+        match readers.count_and_keep(sql.text(), sql.values(), keep) {
+            Ok((total, rows)) => {
+                self.inline.fitted();
+                self.counter.add(1);
+                Some((total, rows.into_iter().map(Row::Lite).collect()))
+            }
+            Err(readers::Refused::TooLong) => {
+                self.inline.too_long();
+                None
+            }
+            Err(readers::Refused::Failed(_)) => None,
+        }
+    }
 }
 
 /// The most reads of a plan that go through sqlx's pool after statements too long for the

@@ -235,19 +235,44 @@ impl Readers {
         self.query_within(sql, values, false)
     }
 
+    /// Runs the `SELECT` `sql` with `values` bound, within the calling thread's budget:
+    /// how many rows it yields, and the first [`Keep::count`] of them in the order of
+    /// [`Keep::key`] (the rest are counted, not copied). The statement's own order does not
+    /// matter.
+    pub fn count_and_keep(
+        &self,
+        sql: &str,
+        values: &[Value],
+        keep: Keep,
+    ) -> Result<(u64, Vec<LiteRow>), Refused> {
+        self.run_within(sql, values, true, |stmt| count_and_keep(stmt, keep))
+    }
+
     fn query_within(
         &self,
         sql: &str,
         values: &[Value],
         bounded: bool,
     ) -> Result<Vec<LiteRow>, Refused> {
+        self.run_within(sql, values, bounded, read_rows)
+    }
+
+    /// Prepares (or takes from the cache) and binds `sql` on an idle connection, and reads it
+    /// with `read`, within the calling thread's budget when `bounded`.
+    fn run_within<T>(
+        &self,
+        sql: &str,
+        values: &[Value],
+        bounded: bool,
+        read: impl FnOnce(&mut Statement<'_>) -> Result<Result<T, Refused>, rusqlite::Error>,
+    ) -> Result<T, Refused> {
         let taken = self.idle.lock().map(|mut idle| idle.pop()).unwrap_or(None);
         let reader = match taken {
             Some(reader) => reader,
             None => self.open().map_err(|e| Refused::Failed(e.to_string()))?,
         };
         reader.clock.start(bounded);
-        let result = run(&reader.conn, sql, values);
+        let result = run(&reader.conn, sql, values, read);
         let result = match result {
             Err(_) if reader.clock.interrupted.load(Ordering::Relaxed) => Err(Refused::TooLong),
             Err(e) => Err(Refused::Failed(e.to_string())),
@@ -263,17 +288,18 @@ impl Readers {
     }
 }
 
-/// Prepares (or takes from the cache), binds and reads `sql`.
-fn run(
+/// Prepares (or takes from the cache), binds and reads `sql` with `read`.
+fn run<T>(
     conn: &Connection,
     sql: &str,
     values: &[Value],
-) -> Result<Result<Vec<LiteRow>, Refused>, rusqlite::Error> {
+    read: impl FnOnce(&mut Statement<'_>) -> Result<Result<T, Refused>, rusqlite::Error>,
+) -> Result<Result<T, Refused>, rusqlite::Error> {
     let mut stmt = conn.prepare_cached(sql)?;
     if let Err(refused) = bind(&mut stmt, values)? {
         return Ok(Err(refused));
     }
-    read_rows(&mut stmt)
+    read(&mut stmt)
 }
 
 /// Binds `values` to the statement's `?`s, in order.
@@ -309,15 +335,44 @@ pub(super) fn bind(
 pub(super) fn read_rows(
     stmt: &mut Statement<'_>,
 ) -> Result<Result<Vec<LiteRow>, Refused>, rusqlite::Error> {
-    let width = stmt.column_count();
+    let mut copier = Copier::new(stmt);
     let mut rows = stmt.raw_query();
     let mut out = Vec::new();
-    let mut text = String::new();
-    let mut cells = Vec::with_capacity(width);
     while let Some(row) = rows.next()? {
+        match copier.copy(row)? {
+            Ok(row) => out.push(row),
+            Err(refused) => return Ok(Err(refused)),
+        }
+    }
+    Ok(Ok(out))
+}
+
+/// Copies rows of a statement into [`LiteRow`]s, reusing its buffers from one row to the next.
+struct Copier {
+    width: usize,
+    text: String,
+    cells: Vec<Cell>,
+}
+
+impl Copier {
+    fn new(stmt: &Statement<'_>) -> Copier {
+        let width = stmt.column_count();
+        Copier {
+            width,
+            text: String::new(),
+            cells: Vec::with_capacity(width),
+        }
+    }
+
+    fn copy(
+        &mut self,
+        row: &rusqlite::Row<'_>,
+    ) -> Result<Result<LiteRow, Refused>, rusqlite::Error> {
+        let text = &mut self.text;
+        let cells = &mut self.cells;
         text.clear();
         cells.clear();
-        for idx in 0..width {
+        for idx in 0..self.width {
             cells.push(match row.get_ref(idx)? {
                 ValueRef::Null => Cell::Null,
                 ValueRef::Integer(v) => Cell::Int(v),
@@ -336,10 +391,187 @@ pub(super) fn read_rows(
                 ValueRef::Blob(_) => Cell::Blob,
             });
         }
-        out.push(LiteRow {
+        Ok(Ok(LiteRow {
             cells: cells.as_slice().into(),
             text: text.as_str().into(),
-        });
+        }))
     }
-    Ok(Ok(out))
+}
+
+/// Which rows [`Readers::count_and_keep`] keeps besides counting them all: the `count` whose
+/// text in column `key` comes first, bytewise (as SQLite's `BINARY` collation orders text, the
+/// collation of the id columns), or last when `descending`; in that order. Every row must hold
+/// a distinct text there.
+#[derive(Debug, Clone, Copy)]
+pub struct Keep {
+    /// The column ordered by.
+    pub key: usize,
+    /// How many rows to keep.
+    pub count: usize,
+    /// Keep the last rows (in descending order) rather than the first.
+    pub descending: bool,
+}
+
+/// Counts the rows of the bound statement and keeps those `keep` asks for. Only the rows that
+/// come before the last one kept so far are copied: when the statement yields them roughly in
+/// key order (a table's rows in insertion order, its ids increasing), about `keep.count`.
+fn count_and_keep(
+    stmt: &mut Statement<'_>,
+    keep: Keep,
+) -> Result<Result<(u64, Vec<LiteRow>), Refused>, rusqlite::Error> {
+    let mut copier = Copier::new(stmt);
+    let mut rows = stmt.raw_query();
+    let mut total: u64 = 0;
+    // The rows kept, in order, each with its key.
+    let mut kept: Vec<(Box<[u8]>, LiteRow)> = Vec::new();
+    // Whether `a` comes before `b` in the order kept.
+    let before = |a: &[u8], b: &[u8]| if keep.descending { a > b } else { a < b };
+    while let Some(row) = rows.next()? {
+        total += 1;
+        if keep.count == 0 {
+            continue;
+        }
+        let ValueRef::Text(key) = row.get_ref(keep.key)? else {
+            return Ok(Err(Refused::Failed(format!(
+                "column {} holds no text",
+                keep.key
+            ))));
+        };
+        let full = kept.len() == keep.count;
+        if full && kept.last().is_some_and(|(last, _)| !before(key, last)) {
+            continue;
+        }
+        let at = kept.partition_point(|(k, _)| before(k, key));
+        let key: Box<[u8]> = key.into();
+        let copied = match copier.copy(row)? {
+            Ok(copied) => copied,
+            Err(refused) => return Ok(Err(refused)),
+        };
+        if full {
+            kept.pop();
+        }
+        kept.insert(at, (key, copied));
+    }
+    Ok(Ok((total, kept.into_iter().map(|(_, row)| row).collect())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database file whose table `t` holds the rows `(id, v)` of `ids`, inserted in that
+    /// order, `v` the row's position modulo 7; its readers, and the connection that wrote it
+    /// (kept open, as svc keeps its writer's).
+    fn database(name: &str, ids: &[String]) -> (PathBuf, Readers, Connection) {
+        let path = std::env::temp_dir().join(format!(
+            "svc-readers-{name}-{}-{}.db",
+            std::process::id(),
+            Utc::now().timestamp_nanos_opt().unwrap_or_default()
+        ));
+        let conn = Connection::open(&path).expect("open");
+        conn.execute_batch(
+            "PRAGMA journal_mode=WAL; CREATE TABLE t (id TEXT NOT NULL PRIMARY KEY, v INTEGER)",
+        )
+        .expect("create");
+        for (i, id) in ids.iter().enumerate() {
+            conn.execute("INSERT INTO t VALUES (?1, ?2)", (id, (i % 7) as i64))
+                .expect("insert");
+        }
+        let readers = Readers::new(&path);
+        (path, readers, conn)
+    }
+
+    fn ids_of(rows: &[LiteRow]) -> Vec<(String, i64)> {
+        rows.iter()
+            .map(|row| {
+                (
+                    row.text(0).expect("id").expect("id").to_owned(),
+                    row.int64(1).expect("v").expect("v"),
+                )
+            })
+            .collect()
+    }
+
+    /// The rows kept and the count are those of `ORDER BY id LIMIT n` and of `COUNT(*)`,
+    /// whatever order the table yields its rows in.
+    #[test]
+    fn count_and_keep_is_a_count_and_a_sorted_page() {
+        let ascending: Vec<String> = (0..300).map(|i| format!("c{i:05}")).collect();
+        let descending: Vec<String> = ascending.iter().rev().cloned().collect();
+        // A fixed shuffle (a linear congruential sequence).
+        let mut shuffled = ascending.clone();
+        let mut state: u64 = 7;
+        for i in (1..shuffled.len()).rev() {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            shuffled.swap(i, (state >> 33) as usize % (i + 1));
+        }
+        for (name, ids) in [
+            ("asc", ascending),
+            ("desc", descending),
+            ("shuffled", shuffled),
+        ] {
+            let (path, readers, writer) = database(name, &ids);
+            for filter in ["v = 3", "v < 5", "v > 9", "id >= 'c00290'"] {
+                let counted = readers
+                    .query(&format!("SELECT count(*) FROM t WHERE {filter}"), &[])
+                    .expect("count");
+                let count = counted[0].int64(0).expect("count").expect("count");
+                for descending in [false, true] {
+                    for keep in [0, 1, 3, 10, 50, 400] {
+                        let direction = if descending { "DESC" } else { "ASC" };
+                        let page = readers
+                            .query(
+                                &format!(
+                                    "SELECT id, v FROM t WHERE {filter} ORDER BY id {direction} LIMIT {keep}"
+                                ),
+                                &[],
+                            )
+                            .expect("page");
+                        let (total, kept) = readers
+                            .count_and_keep(
+                                &format!("SELECT id, v FROM t WHERE {filter}"),
+                                &[],
+                                Keep {
+                                    key: 0,
+                                    count: keep,
+                                    descending,
+                                },
+                            )
+                            .expect("scan");
+                        let case = format!("{name}, {filter}, {direction}, {keep}");
+                        assert_eq!(i64::try_from(total).ok(), Some(count), "{case}");
+                        assert_eq!(ids_of(&kept), ids_of(&page), "{case}");
+                    }
+                }
+            }
+            drop((readers, writer));
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+            }
+        }
+    }
+
+    /// A key column that holds no text makes the scan refuse the statement (the caller then
+    /// reads as it would without), rather than order values it cannot compare.
+    #[test]
+    fn count_and_keep_refuses_keys_that_are_not_text() {
+        let ids: Vec<String> = (0..5).map(|i| format!("c{i}")).collect();
+        let (path, readers, writer) = database("untyped", &ids);
+        let refused = readers.count_and_keep(
+            "SELECT id, v FROM t",
+            &[],
+            Keep {
+                key: 1,
+                count: 2,
+                descending: false,
+            },
+        );
+        assert!(matches!(refused, Err(Refused::Failed(_))), "{refused:?}");
+        drop((readers, writer));
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+    }
 }
