@@ -37,6 +37,7 @@ pub(super) async fn connect(url: &str) -> Result<Db, DbErr> {
         .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(Duration::from_secs(30))
         .foreign_keys(true)
+        .pragma("cache_size", format!("-{}", readers::READER_CACHE_KIB))
         .row_buffer_size(SQLITE_ROW_BUFFER);
     let connect = |max: u32| {
         SqlitePoolOptions::new()
