@@ -288,7 +288,7 @@ impl Execution<'_> {
 
     /// The rows of `page` (after its `skip`) and how many nodes its filter selects, read
     /// together by one statement that scans the filter's matches once
-    /// ([`PlanReads::count_and_keep`], SQLite only), instead of a page that walks the id's
+    /// ([`PlanReads::count_and_keep`], where [`PlanReads::keeps_while_counting`]: SQLite), instead of a page that walks the id's
     /// index to its last node and a count that scans the table again. That is worth it when
     /// the filter selects few nodes for the page's size: the walk then reads a large part of
     /// the table to fill the page, while each match costs the scan little. So it runs when
@@ -302,7 +302,7 @@ impl Execution<'_> {
         page: &Page,
         scan: &Scan,
     ) -> Option<Option<(Vec<Row>, u64)>> {
-        if self.backend() != Backend::Sqlite
+        if !self.exec().keeps_while_counting()
             || page.filter.is_none()
             || !page.order.by_id_only()
             || page.after.is_some()

@@ -58,13 +58,19 @@ impl PlanReads<'_> {
         reads.all(sql).await
     }
 
+    /// Whether [`Self::count_and_keep`] can run now (on SQLite, while the plan's reads run on
+    /// the calling thread).
+    pub fn keeps_while_counting(&self) -> bool {
+        self.db.readers.is_some() && self.inline.skipped() == 0
+    }
+
     /// How many rows `sql` yields, and the first of them as `keep` orders them, from one
     /// statement on SQLite's calling thread ([`readers::Readers::count_and_keep`]). `None`
     /// where that path does not run it (PostgreSQL, a plan whose reads go through the pool, a
     /// statement too long or failing): the caller reads as it would without.
     pub fn count_and_keep(&self, sql: &Sql, keep: readers::Keep) -> Option<(u64, Vec<Row>)> {
         let readers = self.db.readers.as_ref()?;
-        if self.inline.skipped() > 0 {
+        if !self.keeps_while_counting() {
             return None;
         }
         match readers.count_and_keep(sql.text(), sql.values(), keep) {
