@@ -22,9 +22,7 @@ use crate::query::page::push_page;
 use crate::query::relation::{
     by_parent, by_parent_count, count_statement, joined_page_statement, page_statement,
 };
-use crate::query::select::{
-    count_sql, count_to_i32, push_find_row, push_select_columns, push_some_columns,
-};
+use crate::query::select::{count_sql, count_to_i32, push_find_row, push_select_columns};
 use crate::storage::{Backend, Counter, Db, Keep, PlanReads, Row, Sql};
 
 /// A plan run for one request: the plan, and what it needs from the request.
@@ -288,8 +286,9 @@ impl Execution<'_> {
 
     /// The rows of `page` (after its `skip`) and how many nodes its filter selects, read
     /// together by one statement that scans the filter's matches once
-    /// ([`PlanReads::count_and_keep`], where [`PlanReads::keeps_while_counting`]: SQLite), instead of a page that walks the id's
-    /// index to its last node and a count that scans the table again. That is worth it when
+    /// ([`PlanReads::count_and_keep`], where [`PlanReads::keeps_while_counting`]: SQLite),
+    /// instead of a page that walks the id's index to its last node and a count that scans the
+    /// table again. That is worth it when
     /// the filter selects few nodes for the page's size: the walk then reads a large part of
     /// the table to fill the page, while each match costs the scan little. So it runs when
     /// `scan` says the filter selected at most [`SCAN_RATIO`] times the nodes the scan keeps
@@ -317,19 +316,22 @@ impl Execution<'_> {
             return None;
         }
         let meta = object.meta;
+        // The rows are ordered by the id: the object's columns and the id after them when the
+        // object does not select it.
+        let mut columns = object.columns.clone();
+        let key = match columns.iter().position(|&c| c == meta.id) {
+            Some(at) => at,
+            None => {
+                columns.push(meta.id);
+                columns.len() - 1
+            }
+        };
         let mut sql = self.db.sql();
-        sql.push("SELECT ");
-        if !object.columns.is_empty() {
-            push_some_columns(&mut sql, meta, "t0", Some(&object.columns));
-            sql.push(", ");
-        }
-        sql.col("t0", meta.fields[meta.id].name)
-            .push(" FROM ")
-            .ident(meta.table)
-            .push(" AS t0 WHERE ");
+        push_select_columns(&mut sql, meta, "t0", Some(&columns));
+        sql.push(" WHERE ");
         page.push_conditions(&mut sql, meta, "t0");
         let keep = Keep {
-            key: object.columns.len(),
+            key,
             count: kept,
             descending: page.order.starts_descending(),
         };

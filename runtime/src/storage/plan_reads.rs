@@ -70,7 +70,7 @@ impl PlanReads<'_> {
     /// statement too long or failing): the caller reads as it would without.
     pub fn count_and_keep(&self, sql: &Sql, keep: readers::Keep) -> Option<(u64, Vec<Row>)> {
         let readers = self.db.readers.as_ref()?;
-        if !self.keeps_while_counting() {
+        if self.inline.skipped() > 0 {
             return None;
         }
         match readers.count_and_keep(sql.text(), sql.values(), keep) {

@@ -43,7 +43,8 @@ const MAX_STEPS: u32 = 200;
 const MAX_WAIT: Duration = Duration::from_millis(20);
 /// Prepared statements cached per connection (a plan runs one to a few).
 const CACHED_STATEMENTS: usize = 64;
-/// The page cache of each reading connection (these, and sqlx's readers), in KiB. SQLite's
+/// The page cache of each reading connection (these, and sqlx's: its readers and the
+/// connection of its transactions), in KiB. SQLite's
 /// default, 2 MiB, is smaller than the table of 10 000 posts of the benchmark (3.5 MiB): a
 /// scan of a table that does not fit misses every page (the cache is least recently used), and
 /// each page missed is read and parsed again. A cache grows only with the pages its connection
