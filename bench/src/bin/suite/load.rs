@@ -256,7 +256,13 @@ impl Verified {
         Verified {
             enabled: matches!(
                 query,
-                Query::List | Query::LeftOut | Query::Nested | Query::Filter | Query::Search
+                Query::List
+                    | Query::LeftOut
+                    | Query::Nested
+                    | Query::Filter
+                    | Query::Search
+                    | Query::FilterLarge
+                    | Query::SearchLarge
             ),
             last: None,
         }

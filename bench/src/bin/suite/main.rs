@@ -231,7 +231,7 @@ async fn measure(args: &Args, client: &reqwest::Client, data: &Dataset) -> Resul
                 }
                 let cell = match (kind, target) {
                     (Kind::Sql, _) => {
-                        let script = args.sql_dir.join(format!("q{}.sql", query.number()));
+                        let script = args.sql_dir.join(format!("q{}.sql", query.script()));
                         let tag = format!("svc-bench-pgbench-{run_id}-q{}-{round}", query.number());
                         let defines = [
                             format!("users={}", expect.users),
