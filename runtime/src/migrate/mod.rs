@@ -8,8 +8,9 @@
 //! value (2007), a required relation some node lacks (2052), a to-many relation that some node
 //! uses more than once becoming to-one (2031).
 //!
-//! The trigram indexes of `@search` fields ([`search`], PostgreSQL) are made with their model's
-//! table, renamed by the rename steps, and made or dropped after the other steps.
+//! The indexes of `@search` fields ([`search`]: trigram indexes on PostgreSQL, B-trees on
+//! SQLite) are made with their model's table, renamed by the rename steps, and made or dropped
+//! after the other steps.
 
 mod apply;
 pub mod ddl;
@@ -201,14 +202,16 @@ async fn within(
             // A database made before the copies existed gets them here, once; one made while
             // each join column had an index loses those the layout no longer wants; one made
             // while each edge had an id loses them; one whose unique texts were indexed as
-            // `citext` gets them indexed lowered.
+            // `citext` gets them indexed lowered; one made while SQLite's `@search` fields had
+            // no index gets them.
             let rekeyed = joins::upgrade(tx, &target.relations, backend).await?;
             let dropped = drop_redundant_indexes(tx, target, backend).await?;
             let reindexed = unique::upgrade(tx, target, backend).await?;
+            let searched = search::upgrade(tx, target, backend).await?;
             let changed = backend == Backend::Postgres && sync_partners(tx, target, false).await?;
             return Ok((
                 Outcome::UpToDate,
-                rekeyed || dropped || reindexed || changed,
+                rekeyed || dropped || reindexed || searched || changed,
             ));
         }
         Some(old) => {

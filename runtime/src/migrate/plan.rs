@@ -34,7 +34,7 @@ pub enum Step {
         to: String,
         /// The field is `@isUnique`: its unique index is renamed with it.
         unique: bool,
-        /// The field is `@search`: its trigram index (PostgreSQL) is renamed with it.
+        /// The field is `@search`: its index is renamed with it.
         search: bool,
     },
     /// A relation whose join table goes away (first, so no join table refers to a dropped type).

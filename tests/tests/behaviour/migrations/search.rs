@@ -1,11 +1,17 @@
-//! The indexes of `@search` fields through migrations (PostgreSQL's trigram indexes; SQLite
-//! makes none): made when a field gains `@search`, from the rows already there, kept through a
-//! change that rebuilds SQLite's table and through renames of the type and the field, dropped
-//! when the field loses `@search`; the values stay and the filters' expression finds them.
+//! The indexes of `@search` fields through migrations (PostgreSQL's trigram indexes, SQLite's
+//! B-trees over the column): made when a field gains `@search`, from the rows already there, kept
+//! through a change that rebuilds SQLite's table and through renames of the type and the field,
+//! dropped when the field loses `@search`, made at the start of a database that lacks them; the
+//! values stay and the filters' expression finds them. On SQLite, the server's counts of
+//! substring filters read the index, and a `_starts_with` is a range of it.
 
+use sea_orm::ConnectionTrait;
 use svc_runtime::migrate::schema::{Field, Schema};
 use svc_runtime::migrate::{Hints, Options, Outcome};
-use svc_runtime::model::Kind;
+use svc_runtime::model::{Kind, ModelMeta};
+use svc_runtime::query::Cond;
+use svc_runtime::query::filter::LikeKind;
+use svc_runtime::query::select::count_sql;
 use svc_runtime::storage::{Backend, Db};
 
 use super::{
@@ -47,12 +53,11 @@ async fn found(db: &Db, table: &str, column: &str, text: &str) -> Vec<String> {
     texts(db, &sql).await.into_iter().flatten().collect()
 }
 
-/// The search indexes the database holds, `<name>: <definition>` (PostgreSQL), and any SQLite
-/// object named like one (there must be none).
+/// The search indexes the database holds, `<name>: <definition>`.
 async fn objects(db: &Db) -> Vec<String> {
     let sql = match db.backend() {
         Backend::Sqlite => {
-            "SELECT type || ' ' || name FROM sqlite_master WHERE name LIKE '%search%' ORDER BY name"
+            "SELECT name || ': ' || sql FROM sqlite_master WHERE name LIKE '%search%' ORDER BY name"
         }
         Backend::Postgres => {
             "SELECT indexname || ': ' || indexdef FROM pg_indexes WHERE schemaname = current_schema() \
@@ -71,11 +76,11 @@ async fn names(db: &Db) -> Vec<String> {
         .collect()
 }
 
-/// On PostgreSQL, `names`; on SQLite, nothing.
-fn on_postgres(db: &Db, names: &[&str]) -> Vec<String> {
+/// What the index of `field` of `table` is over, as the database shows its definition.
+fn definition(db: &Db, table: &str, field: &str) -> String {
     match db.backend() {
-        Backend::Sqlite => Vec::new(),
-        Backend::Postgres => names.iter().map(|n| (*n).to_owned()).collect(),
+        Backend::Sqlite => format!(r#"ON "{table}" ("{field}")"#),
+        Backend::Postgres => format!("USING gin ((({field})::text) gin_trgm_ops)"),
     }
 }
 
@@ -106,11 +111,9 @@ db_cases! {
         assert!(names(&db).await.is_empty(), "a dry run makes nothing");
         assert!(matches!(migrate_to(&db, &v2, Options::default()).await, Ok(Outcome::Applied(_))));
         assert_eq!(migrate_to(&db, &v2, Options::default()).await, Ok(Outcome::UpToDate));
-        assert_eq!(names(&db).await, on_postgres(&db, &["_svc_search_User_bio"]));
-        if db.backend() == Backend::Postgres {
-            let made = objects(&db).await;
-            assert!(made[0].contains("USING gin (((bio)::text) gin_trgm_ops)"), "{made:?}");
-        }
+        assert_eq!(names(&db).await, ["_svc_search_User_bio"]);
+        let made = objects(&db).await;
+        assert!(made[0].contains(&definition(&db, "User", "bio")), "{made:?}");
         assert_eq!(found(&db, "User", "bio", "graphql").await, ["u1"]);
 
         // Rows written by any statement are found, updated and removed.
@@ -134,7 +137,7 @@ db_cases! {
         assert_eq!(found(&db, "User", "bio", "graphql").await, ["u4"]);
         set_text(&db, "User", "bio", "u2", "GraphQL now").await;
         assert_eq!(found(&db, "User", "bio", "graphql").await, ["u2", "u4"]);
-        assert_eq!(names(&db).await, on_postgres(&db, &["_svc_search_User_bio"]));
+        assert_eq!(names(&db).await, ["_svc_search_User_bio"]);
 
         // Renamed type and field: the objects follow the new names, the old ones are gone.
         let v4 = people("Person", "about", true, vec![score.clone()]);
@@ -144,7 +147,9 @@ db_cases! {
             ..Hints::default()
         };
         assert!(matches!(migrate_with(&db, &v4, &hints, Options::default()).await, Ok(Outcome::Applied(_))));
-        assert_eq!(names(&db).await, on_postgres(&db, &["_svc_search_Person_about"]));
+        assert_eq!(names(&db).await, ["_svc_search_Person_about"]);
+        let made = objects(&db).await;
+        assert!(made[0].contains(&definition(&db, "Person", "about")), "{made:?}");
         assert_eq!(found(&db, "Person", "about", "graphql").await, ["u2", "u4"]);
         set_text(&db, "Person", "about", "u4", "plain").await;
         assert_eq!(found(&db, "Person", "about", "graphql").await, ["u2"]);
@@ -167,6 +172,62 @@ db_cases! {
         insert_user(&db, "u1", "Ada", None).await;
         set_text(&db, "User", "bio", "u1", "GraphQL").await;
         assert_eq!(found(&db, "User", "bio", "aphq").await, ["u1"]);
-        assert_eq!(names(&db).await, on_postgres(&db, &["_svc_search_User_bio"]));
+        assert_eq!(names(&db).await, ["_svc_search_User_bio"]);
     }
+
+    /// A database whose `@search` field has no index (SQLite's, made before SQLite had them) gets
+    /// it at the next start, where the stored model is the compiled one already.
+    async fn a_missing_search_index_is_made_at_the_next_start(kind) {
+        let Some((_guard, db)) = open(kind).await else { return };
+        let v = people("User", "bio", true, vec![]);
+        assert_eq!(migrate_to(&db, &v, Options::default()).await, Ok(Outcome::Created));
+        insert_user(&db, "u1", "Ada", None).await;
+        set_text(&db, "User", "bio", "u1", "GraphQL").await;
+        db.execute_script(&[r#"DROP INDEX "_svc_search_User_bio""#.to_owned()])
+            .await
+            .expect("drop");
+        assert!(names(&db).await.is_empty());
+        assert_eq!(migrate_to(&db, &v, Options::default()).await, Ok(Outcome::UpToDate));
+        assert_eq!(names(&db).await, ["_svc_search_User_bio"]);
+        assert_eq!(found(&db, "User", "bio", "graphql").await, ["u1"]);
+    }
+
+    /// On SQLite, the counts of `_contains` and `_ends_with` on an `@search` field read its
+    /// index instead of the table's rows, and a `_starts_with` is a range of it, as the
+    /// server's own statements are written (`count_sql`), with `%`, `_` and `\` in the text.
+    async fn sqlite_substring_counts_read_the_search_index(kind) {
+        let Some((_guard, db)) = open(kind).await else { return };
+        if db.backend() != Backend::Sqlite {
+            return;
+        }
+        let compiled = Schema::of(<example_model::Service as svc_runtime::ServiceDef>::META);
+        migrate_to(&db, &compiled, Options::default()).await.expect("the example model");
+        let meta = <example_model::Service as svc_runtime::ServiceDef>::META;
+        let post: &ModelMeta = meta.models.iter().find(|m| m.name == "Post").expect("Post");
+        let title = post.fields.iter().position(|f| f.name == "title").expect("title");
+        let like = |kind, text: &str| Cond::Like { field: title, kind, text: text.to_owned(), negate: false };
+        let index = "USING COVERING INDEX _svc_search_Post_title";
+        let range = format!("{index} (title>? AND title<?)");
+        for (kind, text, verb, how) in [
+            (LikeKind::Contains, "graphql", "SCAN ", index),
+            (LikeKind::EndsWith, "50%_\\", "SCAN ", index),
+            (LikeKind::StartsWith, "Graph", "SEARCH ", range.as_str()),
+            (LikeKind::StartsWith, "50%_\\x", "SEARCH ", range.as_str()),
+        ] {
+            // `SCAN <table or alias> USING …`: one line, the table read through the index only.
+            let plan = query_plan(&db, count_sql(Backend::Sqlite, post, Some(&like(kind, text)))).await;
+            assert!(plan.starts_with(verb) && plan.ends_with(how) && !plan.contains('\n'), "{kind:?} {text:?}: {plan}");
+        }
+    }
+}
+
+/// SQLite's `EXPLAIN QUERY PLAN` of `sql`, its lines' details joined.
+async fn query_plan(db: &Db, sql: svc_runtime::storage::Sql) -> String {
+    let mut statement = sql.into_statement();
+    statement.sql = format!("EXPLAIN QUERY PLAN {}", statement.sql);
+    let rows = db.reader().query_all_raw(statement).await.expect("explain");
+    rows.iter()
+        .map(|r| r.try_get::<String>("", "detail").expect("a plan line"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -1,6 +1,7 @@
 //! `@search` fields (docs/extensions.md): the example service's `Post.title` is one. Its substring
-//! filters answer exactly what a scan answers whatever writes the rows, on both databases, and on
-//! PostgreSQL the server's own statements can and do go through the field's trigram index.
+//! filters answer exactly what a scan answers whatever writes the rows, on both databases (on
+//! SQLite, through its B-tree index where that serves), and on PostgreSQL the server's own
+//! statements can and do go through the field's trigram index.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -74,6 +75,11 @@ db_cases! {
             (r#"{ title_contains: "GraphQL" }"#, &["a", "b", "c"]),
             (r#"{ title_contains: "aphq" }"#, &["a", "b", "c"]),
             (r#"{ title_starts_with: "graphql" }"#, &["a", "b"]),
+            // A range of SQLite's index: the prefix in any case, `%` and `_` literally.
+            (r#"{ title_starts_with: "GR" }"#, &["a", "b", "h"]),
+            (r#"{ title_starts_with: "50% off_" }"#, &["e"]),
+            (r#"{ title_starts_with: "50%_" }"#, &[]),
+            (r#"{ title_starts_with: "straße" }"#, &["f"]),
             (r#"{ title_ends_with: "GRAPHQL" }"#, &["c"]),
             (r#"{ title_ends_with: "rust" }"#, &["a"]),
             (r#"{ title_contains: "rust" }"#, &["a", "d"]),
