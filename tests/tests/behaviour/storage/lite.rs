@@ -125,13 +125,14 @@ async fn plan_reads_run_on_the_calling_thread_and_see_every_committed_write() {
     assert!(is_lite(&rows));
     assert_eq!(rows[0].int64(0).unwrap(), Some(3));
     assert_eq!(rows[0].int64(1).unwrap(), Some(16));
-    assert_eq!(inline.skipped(), 0);
+    assert_eq!(inline.skipped("SELECT COUNT(*), SUM(n) FROM t"), 0);
     assert_eq!(counter.get(), 2 + 6);
 }
 
 /// A statement that needs longer than the calling thread may take runs through sqlx's pool,
-/// counted once, with the same answer. The plan's next read goes through the pool too; after
-/// consecutive long ones, the next 2, 4, …; a read that fits starts the count again.
+/// counted once, with the same answer. Its next run goes through the pool too; after
+/// consecutive long ones, the next 2, 4, …; a run that fits starts the count again. The plan's
+/// other statements stay on the calling thread meanwhile, and their runs leave its record alone.
 #[tokio::test]
 async fn a_read_too_long_for_the_calling_thread_runs_through_the_pool_and_the_plan_backs_off() {
     let (_database, db) = database().await;
@@ -139,45 +140,64 @@ async fn a_read_too_long_for_the_calling_thread_runs_through_the_pool_and_the_pl
     let plan = Plan::default();
     let exec = plan.exec(&db);
     let (counter, inline) = (&plan.counter, &plan.inline);
-    let long = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) \
-                SELECT COUNT(*) FROM c";
+    // One statement, long or short by the value bound.
+    let counting = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?) \
+                    SELECT COUNT(*) FROM c";
+    const LONG: i64 = 3_000_000;
     let short = "SELECT id FROM t";
+    let reads = std::cell::Cell::new(0);
     // Reads through sqlx (`false`) or on the calling thread (`true`).
-    let read = async |text: &str| {
-        let rows = exec.rows(sql(text, vec![])).await.expect("read");
+    let read = async |text: &str, upto: i64| {
+        let values = if text == counting {
+            vec![Value::BigInt(Some(upto))]
+        } else {
+            vec![]
+        };
+        let rows = exec.rows(sql(text, values)).await.expect("read");
+        reads.set(reads.get() + 1);
         assert_eq!(rows.len(), 1, "{rows:?}");
-        if text == long {
-            assert_eq!(rows[0].int64(0).unwrap(), Some(3_000_000));
+        if text == counting {
+            assert_eq!(rows[0].int64(0).unwrap(), Some(upto));
         }
         assert!(is_lite(&rows) || is_sqlx(&rows));
         is_lite(&rows)
     };
 
-    assert!(!read(long).await, "run through the pool");
+    assert!(!read(counting, LONG).await, "run through the pool");
     assert_eq!(counter.get(), 1, "the interrupted run is not counted");
-    assert_eq!(inline.skipped(), 1);
-    assert!(!read(short).await, "the next read goes through the pool");
-    assert!(read(short).await, "then the calling thread again");
-    assert!(read(short).await);
+    assert_eq!((inline.skipped(counting), inline.skipped(short)), (1, 0));
+    assert!(
+        read(short, 0).await,
+        "the other statement stays on the calling thread"
+    );
+    assert!(!read(counting, 10).await, "skipped, short as it now is");
 
-    // Consecutive long reads: 1, then 2, then 4 skipped reads.
-    assert!(!read(long).await);
-    assert!(!read(long).await, "skipped");
-    assert!(!read(long).await);
-    assert_eq!(inline.skipped(), 2);
-    assert!(!read(long).await && !read(long).await, "skipped");
-    assert!(!read(long).await);
-    assert_eq!(inline.skipped(), 4);
+    // Consecutive long runs: 1, then 2, then 4 skipped runs.
+    assert!(!read(counting, LONG).await);
+    assert_eq!(inline.skipped(counting), 2);
+    assert!(read(short, 0).await);
+    assert_eq!(
+        inline.skipped(counting),
+        2,
+        "another statement's run leaves the record"
+    );
+    assert!(
+        !read(counting, LONG).await && !read(counting, LONG).await,
+        "skipped"
+    );
+    assert!(!read(counting, LONG).await);
+    assert_eq!(inline.skipped(counting), 4);
     for _ in 0..4 {
-        assert!(!read(short).await, "skipped");
+        assert!(!read(counting, 10).await, "skipped");
     }
-    assert!(read(short).await);
-    assert_eq!(inline.skipped(), 0);
-    assert_eq!(counter.get(), 4 + 6 + 5);
+    assert!(read(counting, 10).await, "a run that fits");
+    assert_eq!(inline.skipped(counting), 0);
+    assert_eq!(counter.get(), reads.get());
 
-    // The count starts again after a read that fits.
-    assert!(!read(long).await);
-    assert_eq!(inline.skipped(), 1);
+    // The count starts again after a run that fits.
+    assert!(!read(counting, LONG).await);
+    assert_eq!(inline.skipped(counting), 1);
+    assert!(read(short, 0).await);
 }
 
 /// A parameter this path does not bind runs through sqlx without giving up the calling thread
@@ -203,7 +223,7 @@ async fn what_this_path_does_not_read_is_left_to_sqlx() {
         .await
         .expect("read");
     assert!(is_sqlx(&rows) && rows.len() == 1, "{rows:?}");
-    assert_eq!(inline.skipped(), 0);
+    assert_eq!(inline.skipped("SELECT id FROM t WHERE ? IS NOT NULL"), 0);
 
     let rows = exec
         .rows(sql("SELECT n, r, b, s, x FROM t", vec![]))
