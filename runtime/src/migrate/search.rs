@@ -15,7 +15,7 @@
 //! did not beat the scan. SQLite renames no index, so a rename makes the index again under its
 //! new name, and a table that a migration rebuilds gets its indexes again after the steps
 //! ([`after`] makes every one that is missing). A database that lacks one (made before SQLite
-//! had them, or dropped by hand) gets it at the next start ([`upgrade`]).
+//! had them, or dropped by hand) gets it at the next start (`upgrade`).
 
 use std::collections::BTreeSet;
 
