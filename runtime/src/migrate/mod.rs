@@ -300,13 +300,7 @@ async fn drop_redundant_indexes(
     if redundant.is_empty() {
         return Ok(false);
     }
-    let sql = match backend {
-        Backend::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'index'",
-        Backend::Postgres => {
-            "SELECT indexname::text FROM pg_indexes WHERE schemaname = current_schema()"
-        }
-    };
-    let held: std::collections::BTreeSet<String> = texts(tx, sql).await?.into_iter().collect();
+    let held = held_indexes(tx, backend).await?;
     let mut dropped = false;
     for index in redundant.iter().filter(|i| held.contains(*i)) {
         let statement = format!("DROP INDEX {}", crate::storage::layout::quote(index));
@@ -316,6 +310,20 @@ async fn drop_redundant_indexes(
         dropped = true;
     }
     Ok(dropped)
+}
+
+/// The names of the indexes the database holds (on PostgreSQL, in the service's schema).
+async fn held_indexes(
+    tx: &DatabaseTransaction,
+    backend: Backend,
+) -> Result<std::collections::BTreeSet<String>, MigrationError> {
+    let sql = match backend {
+        Backend::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'index'",
+        Backend::Postgres => {
+            "SELECT indexname::text FROM pg_indexes WHERE schemaname = current_schema()"
+        }
+    };
+    Ok(texts(tx, sql).await?.into_iter().collect())
 }
 
 /// The first column of each row `sql` selects, as text.

@@ -22,7 +22,7 @@ use std::collections::BTreeSet;
 use sea_orm::{ConnectionTrait, DatabaseTransaction};
 
 use super::schema::{Model, Schema};
-use super::{MigrationError, texts};
+use super::{MigrationError, held_indexes};
 use crate::storage::Backend;
 use crate::storage::layout::{identifier, quote};
 
@@ -108,13 +108,7 @@ pub(super) async fn upgrade(
     if want.is_empty() {
         return Ok(false);
     }
-    let held = match backend {
-        Backend::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'index'",
-        Backend::Postgres => {
-            "SELECT indexname::text FROM pg_indexes WHERE schemaname = current_schema()"
-        }
-    };
-    let held: BTreeSet<String> = texts(tx, held).await?.into_iter().collect();
+    let held = held_indexes(tx, backend).await?;
     let missing: Vec<String> = want
         .iter()
         .filter(|(m, f)| !held.contains(&index_name(m, f)))

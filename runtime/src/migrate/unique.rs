@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use sea_orm::{ConnectionTrait, DatabaseTransaction};
 
 use super::schema::Schema;
-use super::{MigrationError, ddl, texts};
+use super::{MigrationError, ddl, held_indexes, texts};
 use crate::storage::Backend;
 use crate::storage::layout::quote;
 
@@ -24,13 +24,7 @@ pub(super) async fn upgrade(
     if backend != Backend::Postgres {
         return Ok(false);
     }
-    let held: BTreeSet<String> = texts(
-        tx,
-        "SELECT indexname::text FROM pg_indexes WHERE schemaname = current_schema()",
-    )
-    .await?
-    .into_iter()
-    .collect();
+    let held = held_indexes(tx, backend).await?;
     // Those over an expression (of the unique indexes, the lowered ones), and the partial ones.
     let lowered = indexes_where(tx, "i.indexprs IS NOT NULL").await?;
     let partial = indexes_where(tx, "i.indpred IS NOT NULL").await?;

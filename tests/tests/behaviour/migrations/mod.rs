@@ -7,7 +7,7 @@ use sea_orm::ConnectionTrait;
 use serde_json::json;
 use svc_runtime::migrate::schema::{Field, Model, RelField, Relation};
 use svc_runtime::migrate::{self, DESTRUCTIVE, Hints, MigrationError, Options, Outcome, Schema};
-use svc_runtime::model::Kind;
+use svc_runtime::model::{Kind, ModelMeta};
 use svc_runtime::storage::Db;
 
 use crate::support::TestDatabase;
@@ -690,4 +690,10 @@ async fn indexes(db: &Db, table: &str) -> Vec<String> {
         ),
     };
     texts(db, &sql).await.into_iter().flatten().collect()
+}
+
+/// The example service's `Post`, as compiled.
+fn post() -> &'static ModelMeta {
+    let meta = <example_model::Service as svc_runtime::ServiceDef>::META;
+    meta.models.iter().find(|m| m.name == "Post").expect("Post")
 }

@@ -8,14 +8,15 @@
 use sea_orm::ConnectionTrait;
 use svc_runtime::migrate::schema::{Field, Schema};
 use svc_runtime::migrate::{Hints, Options, Outcome};
-use svc_runtime::model::{Kind, ModelMeta};
+use svc_runtime::model::Kind;
 use svc_runtime::query::Cond;
 use svc_runtime::query::filter::LikeKind;
 use svc_runtime::query::select::count_sql;
 use svc_runtime::storage::{Backend, Db};
 
 use super::{
-    field, insert_user, migrate_to, migrate_with, model, open, required, schema, texts, timestamp,
+    field, insert_user, migrate_to, migrate_with, model, open, post, required, schema, texts,
+    timestamp,
 };
 
 fn searched(mut f: Field) -> Field {
@@ -202,8 +203,7 @@ db_cases! {
         }
         let compiled = Schema::of(<example_model::Service as svc_runtime::ServiceDef>::META);
         migrate_to(&db, &compiled, Options::default()).await.expect("the example model");
-        let meta = <example_model::Service as svc_runtime::ServiceDef>::META;
-        let post: &ModelMeta = meta.models.iter().find(|m| m.name == "Post").expect("Post");
+        let post = post();
         let title = post.fields.iter().position(|f| f.name == "title").expect("title");
         let like = |kind, text: &str| Cond::Like { field: title, kind, text: text.to_owned(), negate: false };
         let index = "USING COVERING INDEX _svc_search_Post_title";

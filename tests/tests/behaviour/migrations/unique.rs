@@ -11,7 +11,7 @@
 use sea_orm::ConnectionTrait;
 use svc_runtime::migrate::schema::{Field, Schema};
 use svc_runtime::migrate::{Hints, Options, Outcome};
-use svc_runtime::model::{Kind, ModelMeta, Val};
+use svc_runtime::model::{Kind, Val};
 use svc_runtime::query::Cond;
 use svc_runtime::query::filter::CmpOp;
 use svc_runtime::query::page::Page;
@@ -19,7 +19,9 @@ use svc_runtime::query::relation::page_statement;
 use svc_runtime::query::select::{count_sql, find_row_sql};
 use svc_runtime::storage::{Backend, Db};
 
-use super::{field, migrate_to, migrate_with, model, open, required, schema, texts, timestamp};
+use super::{
+    field, migrate_to, migrate_with, model, open, post, required, schema, texts, timestamp,
+};
 
 fn unique(mut f: Field) -> Field {
     f.unique = true;
@@ -134,11 +136,6 @@ async fn plan(db: &Db, sql: svc_runtime::storage::Sql) -> String {
         .map(|r| r.try_get_by_index::<String>(0).expect("a plan line"))
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-fn post() -> &'static ModelMeta {
-    let meta = <example_model::Service as svc_runtime::ServiceDef>::META;
-    meta.models.iter().find(|m| m.name == "Post").expect("Post")
 }
 
 db_cases! {
