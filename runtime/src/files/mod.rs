@@ -11,6 +11,7 @@
 
 pub mod download;
 pub mod images;
+pub mod sweep;
 pub mod upload;
 
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! The command line of a service binary (`serve`, `migrate`, `platform-token`), starting a
+//! The command line of a service binary (`serve`, `migrate`, `platform-token`, `sweep-files`), starting a
 //! service ([`start`]), and [`spawn`] to run one inside another program (the behaviour tests
 //! do).
 
@@ -16,7 +16,7 @@ pub use options::Options;
 use options::redact;
 pub use spawn::{Running, spawn, spawn_observed};
 pub use start::{StartError, Started, start};
-use start::{connect, migration_failure, platform_token};
+use start::{connect, migration_failure, platform_token, sweep_files};
 
 #[derive(Debug, Parser)]
 #[command(about = "An svc service: a GraphQL backend generated from its data model")]
@@ -50,6 +50,20 @@ enum Command {
         /// Validity of the token in seconds; default: no expiry.
         #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(i64).range(1..))]
         expires_in: Option<i64>,
+    },
+    /// Remove the stored files that no `File` node names (an upload or a deletion cut short by
+    /// a stop of the server) and the image variants computed from them. Takes the same options
+    /// as `serve`; run it against the database whose files the store keeps.
+    SweepFiles {
+        #[command(flatten)]
+        options: Options,
+        /// Leave alone the objects stored less than this many minutes ago (an upload still on
+        /// its way to its node). 0 only while no server of the service runs.
+        #[arg(long, value_name = "MINUTES", default_value_t = 60)]
+        older_than_minutes: u64,
+        /// Print what would be removed; remove nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
 }
 
@@ -95,7 +109,7 @@ pub fn run<S: ServiceDef>() -> ExitCode {
             dry_run,
             force,
         } => actix_web::rt::System::new().block_on(async move {
-            let (db, _) = connect::<S>(options.database_url).await?;
+            let (db, _) = connect::<S>(&options).await?;
             let outcome = migrate::migrate(
                 &db,
                 &Schema::of(S::META),
@@ -123,6 +137,28 @@ pub fn run<S: ServiceDef>() -> ExitCode {
         } => actix_web::rt::System::new().block_on(async move {
             let token = platform_token::<S>(options, expires_in).await?;
             println!("{token}");
+            Ok::<(), StartError>(())
+        }),
+        Command::SweepFiles {
+            options,
+            older_than_minutes,
+            dry_run,
+        } => actix_web::rt::System::new().block_on(async move {
+            let grace = std::time::Duration::from_secs(older_than_minutes.saturating_mul(60));
+            let swept = sweep_files::<S>(options, grace, dry_run).await?;
+            let verb = if dry_run { "would remove" } else { "removed" };
+            for key in &swept.orphans {
+                println!("{verb} {key}");
+            }
+            println!(
+                "{} {} objects ({} bytes) that no File node names; kept {} files, and {} objects \
+                 younger than {older_than_minutes} minutes",
+                if dry_run { "Would remove" } else { "Removed" },
+                swept.orphans.len(),
+                swept.orphan_bytes,
+                swept.kept,
+                swept.recent,
+            );
             Ok::<(), StartError>(())
         }),
     };

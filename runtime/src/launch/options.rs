@@ -2,6 +2,12 @@
 
 use std::fmt;
 
+/// `--sqlite-cache-mib` by default.
+const DEFAULT_SQLITE_CACHE_MIB: u32 = crate::storage::sqlite::readers::READER_CACHE_KIB / 1024;
+/// The largest `--sqlite-cache-mib`, 512 GiB: the writer's twice as much, in KiB, still fits
+/// SQLite's setting (a 32-bit integer).
+const MAX_SQLITE_CACHE_MIB: i64 = 1 << 19;
+
 /// Deployment settings of a running service. [`Options::default`] is what the flags default to
 /// without an environment (a server started from code, such as the tests', sets what it needs
 /// and takes the rest from it).
@@ -13,6 +19,16 @@ pub struct Options {
     /// `sqlite://PATH` or `postgres://…`; default: a SQLite file under the service's `.svc/`.
     #[arg(long, env = "SVC_DATABASE_URL")]
     pub database_url: Option<String>,
+    /// On SQLite, the most memory in MiB each connection that reads may keep as its page cache
+    /// (the writer's connection: twice as much). A cache holds only pages its connection has
+    /// read, so it costs nothing until a request reads that much.
+    #[arg(
+        long,
+        env = "SVC_SQLITE_CACHE_MIB",
+        default_value_t = DEFAULT_SQLITE_CACHE_MIB,
+        value_parser = clap::value_parser!(u32).range(1..=MAX_SQLITE_CACHE_MIB)
+    )]
+    pub sqlite_cache_mib: u32,
     /// Service id used in API paths; default: the id stored in the database at first start.
     #[arg(long, env = "SVC_SERVICE_ID")]
     pub service_id: Option<String>,
@@ -100,6 +116,7 @@ impl Default for Options {
         Options {
             port: 60000,
             database_url: None,
+            sqlite_cache_mib: DEFAULT_SQLITE_CACHE_MIB,
             service_id: None,
             alias: None,
             secret: None,
@@ -122,6 +139,15 @@ impl Default for Options {
     }
 }
 
+impl Options {
+    /// How the database's connections are set up.
+    pub fn connect_options(&self) -> crate::storage::ConnectOptions {
+        crate::storage::ConnectOptions {
+            sqlite_cache_kib: self.sqlite_cache_mib.saturating_mul(1024),
+        }
+    }
+}
+
 /// Secrets stay out of debug output.
 impl fmt::Debug for Options {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -129,6 +155,7 @@ impl fmt::Debug for Options {
         f.debug_struct("Options")
             .field("port", &self.port)
             .field("database_url", &self.database_url.as_deref().map(redact))
+            .field("sqlite_cache_mib", &self.sqlite_cache_mib)
             .field("service_id", &self.service_id)
             .field("alias", &self.alias)
             .field("secret", &hidden(&self.secret))

@@ -9,6 +9,7 @@ use super::options::redact;
 use crate::auth::{Auth, SecretError, service_secret};
 use crate::engine::{Functions, Observer, State};
 use crate::events::{EventBus, LocalBus, PgBus};
+use crate::files::sweep::Swept;
 use crate::files::{Cleanup, Files};
 use crate::functions::Invoker;
 use crate::functions::node::{NodeOptions, NodePool, worker_environment};
@@ -18,7 +19,7 @@ use crate::migrate::{self, Hints, MigrationError, Outcome, Schema, ddl};
 use crate::model::{HandlerMeta, ServiceDef, cuid};
 use crate::permissions::ReadTable;
 use crate::storage::Db;
-use crate::storage::bookkeeping::meta_value;
+use crate::storage::bookkeeping::{meta_value, stored_meta_value};
 
 /// Why a service did not start (or a command of its binary failed).
 #[derive(Debug, thiserror::Error)]
@@ -58,6 +59,10 @@ pub enum StartError {
     /// root tokens cannot be stored.
     #[error(transparent)]
     Secret(#[from] SecretError),
+    /// The binary's `sweep-files` could not read the file store or the `File` nodes, or
+    /// remove an object.
+    #[error("cannot sweep the file store: {0}")]
+    Sweep(String),
     /// A platform token cannot be signed (the binary's token subcommand).
     #[error("cannot sign the token: {0}")]
     Token(String),
@@ -97,8 +102,8 @@ pub struct Started {
 }
 
 /// Connects to the database and creates missing tables.
-async fn open<S: ServiceDef>(database_url: Option<String>) -> Result<(Db, String), StartError> {
-    let (db, database_url) = connect::<S>(database_url).await?;
+async fn open<S: ServiceDef>(options: &Options) -> Result<(Db, String), StartError> {
+    let (db, database_url) = connect::<S>(options).await?;
     let (target, hints) = (Schema::of(S::META), Hints::of(S::META));
     match migrate::migrate(&db, &target, &hints, migrate::Options::default()).await {
         Ok(Outcome::Applied(plan)) => eprintln!("svc: migrated the database:\n{plan}"),
@@ -108,15 +113,13 @@ async fn open<S: ServiceDef>(database_url: Option<String>) -> Result<(Db, String
     Ok((db, database_url))
 }
 
-/// Connects to the database without touching its tables.
-pub(super) async fn connect<S: ServiceDef>(
-    database_url: Option<String>,
-) -> Result<(Db, String), StartError> {
-    let database_url = match database_url {
-        Some(url) => url,
+/// Connects to the database of `options` without touching its tables.
+pub(super) async fn connect<S: ServiceDef>(options: &Options) -> Result<(Db, String), StartError> {
+    let database_url = match &options.database_url {
+        Some(url) => url.clone(),
         None => default_database_url(S::DIR)?,
     };
-    let db = Db::connect(&database_url)
+    let db = Db::connect_with(&database_url, options.connect_options())
         .await
         .map_err(|e| StartError::Connect(redact_error(e, &database_url)))?;
     Ok((db, database_url))
@@ -152,7 +155,7 @@ pub(super) async fn platform_token<S: ServiceDef>(
     expires_in: Option<i64>,
 ) -> Result<String, StartError> {
     // No migration here: a token must not change the database of a service not yet deployed.
-    let (db, _) = connect::<S>(options.database_url).await?;
+    let (db, _) = connect::<S>(&options).await?;
     db.execute_script(&ddl::base_statements(db.backend()))
         .await
         .map_err(StartError::Prepare)?;
@@ -168,6 +171,7 @@ pub async fn start<S: ServiceDef>(
     options: Options,
     observers: Vec<Arc<dyn Observer>>,
 ) -> Result<Started, StartError> {
+    let (db, database_url) = open::<S>(&options).await?;
     let times = SocketTimes::from_ms(
         options.keepalive_ms,
         options.idle_timeout_ms,
@@ -175,7 +179,6 @@ pub async fn start<S: ServiceDef>(
     );
     let export_page_limit = options.export_page_limit;
     let public_url = options.public_url;
-    let (db, database_url) = open::<S>(options.database_url).await?;
     let stored_id = meta_value(&db, "service_id", cuid())
         .await
         .map_err(StartError::ServiceId)?;
@@ -198,13 +201,7 @@ pub async fn start<S: ServiceDef>(
     } else {
         Arc::new(LocalBus::default())
     };
-    let file_store = match options.file_store {
-        Some(store) => store,
-        None => service_data_dir(S::DIR)?
-            .join("files")
-            .display()
-            .to_string(),
-    };
+    let file_store = file_store::<S>(options.file_store.as_deref())?;
     let files = Files::open(
         &file_store,
         S::META,
@@ -310,6 +307,51 @@ fn default_database_url(service_dir: &str) -> Result<String, StartError> {
 
 /// `<service dir>/.svc`, or `./.svc` when the directory the service was built from is gone;
 /// created when missing.
+/// Where the service keeps its files: `--file-store`, or `files/` under its `.svc/`.
+fn file_store<S: ServiceDef>(option: Option<&str>) -> Result<String, StartError> {
+    Ok(match option {
+        Some(store) => store.to_owned(),
+        None => service_data_dir(S::DIR)?
+            .join("files")
+            .display()
+            .to_string(),
+    })
+}
+
+/// The binary's `sweep-files`: removes (or, on a dry run, lists) the objects of the file store
+/// older than `grace` that no `File` node names ([`crate::files::sweep`]). Touches no table.
+pub(super) async fn sweep_files<S: ServiceDef>(
+    options: Options,
+    grace: std::time::Duration,
+    dry_run: bool,
+) -> Result<Swept, StartError> {
+    let (db, _) = connect::<S>(&options).await?;
+    let service_id = match options.service_id.clone() {
+        Some(id) => id,
+        None => stored_meta_value(&db, "service_id")
+            .await
+            .map_err(StartError::ServiceId)?
+            .ok_or_else(|| {
+                StartError::Sweep(
+                    "the database has no service id: the service never started on it, so it \
+                     has no files (give --service-id to sweep another database's)"
+                        .into(),
+                )
+            })?,
+    };
+    let files = Files::open(
+        &file_store::<S>(options.file_store.as_deref())?,
+        S::META,
+        service_id,
+        None,
+        0,
+    )
+    .map_err(StartError::Files)?;
+    crate::files::sweep::sweep(&files, &db, grace, dry_run)
+        .await
+        .map_err(StartError::Sweep)
+}
+
 fn service_data_dir(service_dir: &str) -> Result<std::path::PathBuf, StartError> {
     let base = if Path::new(service_dir).is_dir() {
         Path::new(service_dir).to_path_buf()

@@ -30,6 +30,43 @@ pub fn setup_lock(backend: Backend) -> Option<String> {
     (backend == Backend::Postgres).then(|| format!("SELECT pg_advisory_xact_lock({DDL_LOCK})"))
 }
 
+/// The value stored under `key` in the meta table, if the meta table and the key exist; stores
+/// nothing.
+pub async fn stored_meta_value(db: &Db, key: &str) -> Result<Option<String>, DbErr> {
+    let mut select = db.sql();
+    select
+        .push("SELECT \"value\" FROM ")
+        .ident(META_TABLE)
+        .push(" WHERE \"key\" = ")
+        .bind(key.into());
+    match db.reader().query_one_raw(select.into_statement()).await {
+        Ok(Some(row)) => row.try_get_by_index(0).map(Some),
+        Ok(None) => Ok(None),
+        // A database the service never started on has no meta table.
+        Err(_) if !has_meta_table(db).await? => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether the meta table exists.
+async fn has_meta_table(db: &Db) -> Result<bool, DbErr> {
+    let mut select = db.sql();
+    match db.backend() {
+        Backend::Sqlite => select
+            .push("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ")
+            .bind(META_TABLE.into()),
+        Backend::Postgres => select
+            .push("SELECT 1 WHERE to_regclass(")
+            .bind(format!("\"{META_TABLE}\"").into())
+            .push("::text) IS NOT NULL"),
+    };
+    Ok(db
+        .reader()
+        .query_one_raw(select.into_statement())
+        .await?
+        .is_some())
+}
+
 /// The value stored under `key` in the meta table; `candidate` is stored first when the key has
 /// none, so every instance on one database reads the value the first one stored.
 pub async fn meta_value(db: &Db, key: &str, candidate: String) -> Result<String, DbErr> {

@@ -122,13 +122,35 @@ pub enum WriteUnit {
     Statement,
 }
 
+/// How [`Db::connect_with`] sets up its connections, beyond what the URL says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectOptions {
+    /// On SQLite, the page cache of each connection that reads, in KiB; the writer's is twice
+    /// as large. PostgreSQL ignores it.
+    pub sqlite_cache_kib: u32,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        ConnectOptions {
+            sqlite_cache_kib: super::sqlite::readers::READER_CACHE_KIB,
+        }
+    }
+}
+
 impl Db {
-    /// Connects to `sqlite://path` (created if missing) or `postgres://…`.
+    /// Connects to `sqlite://path` (created if missing) or `postgres://…`, with the default
+    /// [`ConnectOptions`].
     pub async fn connect(url: &str) -> Result<Db, DbErr> {
+        Db::connect_with(url, ConnectOptions::default()).await
+    }
+
+    /// Connects to `sqlite://path` (created if missing) or `postgres://…`.
+    pub async fn connect_with(url: &str, options: ConnectOptions) -> Result<Db, DbErr> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             super::postgres::connect(url).await
         } else if url.starts_with("sqlite:") {
-            super::sqlite::connect(url).await
+            super::sqlite::connect(url, options.sqlite_cache_kib).await
         } else {
             Err(DbErr::Conn(sea_orm::RuntimeErr::Internal(format!(
                 "unsupported database url `{url}`: use `sqlite://PATH` or `postgres://…`"

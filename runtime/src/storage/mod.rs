@@ -24,7 +24,7 @@ mod sql;
 pub mod sqlite;
 mod transaction;
 
-pub use db::{Backend, Db, Pool, WriteUnit};
+pub use db::{Backend, ConnectOptions, Db, Pool, WriteUnit};
 pub use errors::{is_conflict, sql_err, unique_violation};
 pub use params::{id_array, to_db};
 pub use plan_reads::{InlineReads, PlanReads};

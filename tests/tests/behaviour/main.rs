@@ -73,6 +73,7 @@ macro_rules! db_cases {
     )*};
 }
 
+mod flags;
 mod node;
 mod stores;
 mod support;

@@ -93,6 +93,16 @@ impl TestStore {
             Err(e) => panic!("reading `{key}` from the test store failed: {e}"),
         }
     }
+
+    /// Stores `bytes` at `key`, beside the server.
+    pub async fn put(&self, key: &str, bytes: &[u8]) {
+        use object_store::ObjectStoreExt;
+        let store = open_store(&self.location).expect("the test store opens");
+        store
+            .put(&object_store::path::Path::from(key), bytes.to_vec().into())
+            .await
+            .unwrap_or_else(|e| panic!("storing `{key}` in the test store failed: {e}"));
+    }
 }
 
 impl Drop for TestStore {

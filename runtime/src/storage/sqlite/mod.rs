@@ -28,8 +28,9 @@ fn conn_err(e: impl std::fmt::Display) -> DbErr {
     DbErr::Conn(sea_orm::RuntimeErr::Internal(e.to_string()))
 }
 
-/// Opens `sqlite:…` (the file is created if missing).
-pub(super) async fn connect(url: &str) -> Result<Db, DbErr> {
+/// Opens `sqlite:…` (the file is created if missing), with page caches of `cache_kib` KiB on
+/// the connections that read and twice that on the writer's.
+pub(super) async fn connect(url: &str, cache_kib: u32) -> Result<Db, DbErr> {
     let options = SqliteConnectOptions::from_str(url)
         .map_err(conn_err)?
         .create_if_missing(true)
@@ -37,7 +38,7 @@ pub(super) async fn connect(url: &str) -> Result<Db, DbErr> {
         .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(Duration::from_secs(30))
         .foreign_keys(true)
-        .pragma("cache_size", format!("-{}", readers::READER_CACHE_KIB))
+        .pragma("cache_size", format!("-{cache_kib}"))
         .row_buffer_size(SQLITE_ROW_BUFFER);
     let connect = |max: u32| {
         SqlitePoolOptions::new()
@@ -60,11 +61,68 @@ pub(super) async fn connect(url: &str) -> Result<Db, DbErr> {
         tx: orm_writer,
         readers: file
             .as_deref()
-            .map(|path| Arc::new(readers::Readers::new(path))),
-        writer: file
-            .as_deref()
-            .map(|path| Arc::new(writer::Writer::new(path))),
+            .map(|path| Arc::new(readers::Readers::new(path).with_cache_kib(cache_kib))),
+        writer: file.as_deref().map(|path| {
+            Arc::new(writer::Writer::new(path).with_cache_kib(cache_kib.saturating_mul(2)))
+        }),
         pipeline: None,
         listen_url: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use sea_orm::{ConnectionTrait, DbBackend, Statement};
+
+    use super::writer::Begun;
+    use crate::model::Cells;
+    use crate::storage::{ConnectOptions, Db};
+
+    /// `PRAGMA cache_size` through sqlx's readers, the plans' readers and the writer.
+    async fn caches(db: &Db) -> (i64, i64, i64) {
+        let pragma = "PRAGMA cache_size";
+        let sqlx = db
+            .reader()
+            .query_one_raw(Statement::from_string(DbBackend::Sqlite, pragma))
+            .await
+            .expect("pragma")
+            .expect("a row")
+            .try_get_by_index::<i64>(0)
+            .expect("an integer");
+        let readers = db
+            .readers
+            .as_ref()
+            .expect("a file's readers")
+            .query(pragma, &[]);
+        let readers = readers.expect("pragma")[0].int64(0).unwrap().unwrap();
+        let Begun::Here(tx) = db.writer.as_ref().expect("a writer").begin().await.unwrap() else {
+            panic!("the write turn is free");
+        };
+        let writer = tx.query(pragma, &[]).expect("pragma")[0]
+            .int64(0)
+            .unwrap()
+            .unwrap();
+        tx.commit().unwrap();
+        (sqlx, readers, writer)
+    }
+
+    /// Every connection's page cache is what the options say (negative: in KiB), the writer's
+    /// twice a reader's; the default is 32 MiB.
+    #[tokio::test]
+    async fn the_page_caches_follow_the_options() {
+        let dir = std::env::temp_dir().join(format!("svc-sqlite-caches-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite://{}", dir.join("data.db").display());
+        let db = Db::connect(&url).await.expect("connect");
+        assert_eq!(caches(&db).await, (-32 * 1024, -32 * 1024, -64 * 1024));
+        drop(db);
+        let options = ConnectOptions {
+            sqlite_cache_kib: 1536,
+        };
+        let db = Db::connect_with(&url, options).await.expect("connect");
+        assert_eq!(caches(&db).await, (-1536, -1536, -3072));
+        drop(db);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

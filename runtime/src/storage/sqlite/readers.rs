@@ -44,7 +44,8 @@ const MAX_WAIT: Duration = Duration::from_millis(20);
 /// Prepared statements cached per connection (a plan runs one to a few).
 const CACHED_STATEMENTS: usize = 64;
 /// The page cache of each reading connection (these, and sqlx's: its readers and the
-/// connection of its transactions), in KiB. SQLite's
+/// connection of its transactions) by default, in KiB; `--sqlite-cache-mib` sets another
+/// ([`Readers::with_cache_kib`], [`crate::storage::ConnectOptions`]). SQLite's
 /// default, 2 MiB, is smaller than the table of 10 000 posts of the benchmark (3.5 MiB): a
 /// scan of a table that does not fit misses every page (the cache is least recently used), and
 /// each page missed is read and parsed again. A cache grows only with the pages its connection
@@ -193,6 +194,8 @@ pub struct Readers {
     idle: Mutex<Vec<Reader>>,
     /// The most idle connections kept.
     keep: usize,
+    /// Each connection's page cache, in KiB.
+    cache_kib: u32,
 }
 
 impl std::fmt::Debug for Readers {
@@ -209,7 +212,14 @@ impl Readers {
             path: path.to_owned(),
             idle: Mutex::new(Vec::new()),
             keep: MIN_IDLE.max(2 * cores),
+            cache_kib: READER_CACHE_KIB,
         }
+    }
+
+    /// The same readers with a page cache of `kib` KiB on each connection (opened later).
+    pub fn with_cache_kib(mut self, kib: u32) -> Readers {
+        self.cache_kib = kib;
+        self
     }
 
     fn open(&self) -> Result<Reader, rusqlite::Error> {
@@ -219,7 +229,7 @@ impl Readers {
         )?;
         // A busy database is left to sqlx's pool, which waits.
         conn.busy_timeout(Duration::ZERO)?;
-        conn.execute_batch(&format!("PRAGMA cache_size = -{READER_CACHE_KIB};"))?;
+        conn.execute_batch(&format!("PRAGMA cache_size = -{};", self.cache_kib))?;
         conn.set_prepared_statement_cache_capacity(CACHED_STATEMENTS);
         let clock = Arc::new(Clock {
             base: Instant::now(),

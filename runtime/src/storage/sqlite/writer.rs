@@ -45,8 +45,9 @@ use crate::storage::params::LiteParam;
 
 /// Prepared statements cached on the writer connection.
 const CACHED_STATEMENTS: usize = 128;
-/// The writer connection's page cache, in KiB.
-const WRITER_CACHE_KIB: u32 = 64 * 1024;
+/// The writer connection's page cache by default, in KiB: twice a reading connection's
+/// ([`Writer::with_cache_kib`]).
+pub const WRITER_CACHE_KIB: u32 = 2 * super::readers::READER_CACHE_KIB;
 /// How an error of this module starts: `sqlite <extended code>: <message>`.
 const PREFIX: &str = "sqlite ";
 /// The most mutations one `COMMIT` takes: a bound on how long the first of them waits.
@@ -91,6 +92,8 @@ pub struct Writer {
     waiting: Arc<AtomicUsize>,
     /// `COMMIT`s run on the connection.
     commits: Arc<AtomicU64>,
+    /// The connection's page cache, in KiB.
+    cache_kib: u32,
 }
 
 impl std::fmt::Debug for Writer {
@@ -144,7 +147,14 @@ impl Writer {
             })),
             waiting: Arc::new(AtomicUsize::new(0)),
             commits: Arc::new(AtomicU64::new(0)),
+            cache_kib: WRITER_CACHE_KIB,
         }
+    }
+
+    /// The same writer with a page cache of `kib` KiB on its connection (opened later).
+    pub fn with_cache_kib(mut self, kib: u32) -> Writer {
+        self.cache_kib = kib;
+        self
     }
 
     /// How many `COMMIT`s the connection has run (each commits one transaction or one batch).
@@ -184,7 +194,7 @@ impl Writer {
         }
         // `WriteTx::drop` leaves no connection inside a transaction it does not know of.
         if guard.conn.is_none() {
-            guard.conn = Some(open(&self.path).map_err(db_err)?);
+            guard.conn = Some(open(&self.path, self.cache_kib).map_err(db_err)?);
             if guard.checkpointer.is_none() {
                 guard.checkpointer = Checkpointer::start(&self.path).ok();
             }
@@ -212,7 +222,7 @@ impl Writer {
     }
 }
 
-fn open(path: &Path) -> Result<Connection, rusqlite::Error> {
+fn open(path: &Path, cache_kib: u32) -> Result<Connection, rusqlite::Error> {
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -222,7 +232,7 @@ fn open(path: &Path) -> Result<Connection, rusqlite::Error> {
     // Every write of the process goes through this connection: a page cache of its own large
     // enough for the indexes a bulk write walks (SQLite's default is 2 MiB, which a table of a
     // million rows outgrows, and each page missed is a `read` of the file again).
-    conn.execute_batch(&format!("PRAGMA cache_size = -{WRITER_CACHE_KIB};"))?;
+    conn.execute_batch(&format!("PRAGMA cache_size = -{cache_kib};"))?;
     // Checkpoints run on a thread of their own (`checkpoint.rs`).
     checkpoint::note_wal_pages(&conn);
     // `BEGIN IMMEDIATE` must not wait on the request's thread (see the module's doc).

@@ -236,6 +236,102 @@ store_tests! {
         assert_eq!(stored(srv, &secret).await, None);
         assert_eq!(get(srv, &secret, "/123x77!").await.status(), 404);
     }
+
+    /// The binary's `sweep-files` removes what no `File` node names: the object and variant of a
+    /// file whose node went without them (as when the server stops between a deletion's commit
+    /// and its removal) and an object whose node was never written (an upload cut short), but
+    /// only once they are older than its grace period; `--dry-run` lists them and removes
+    /// nothing; every file a node names, its variants and what is not of this service's
+    /// layout stay.
+    async fn sweeping_removes_the_objects_no_file_names(srv) {
+        let png = picture(40, 30, ImageFormat::Png);
+        let kept = upload(srv, "kept.png", &png).await;
+        let lost = upload(srv, "lost.png", &png).await;
+        let (kept, lost_id, lost) = (
+            kept["secret"].as_str().unwrap().to_owned(),
+            lost["id"].as_str().unwrap().to_owned(),
+            lost["secret"].as_str().unwrap().to_owned(),
+        );
+        for secret in [&kept, &lost] {
+            assert_eq!(size_of(srv, secret, "/20x15", "image/png").await, (20, 15));
+        }
+        srv.database()
+            .execute(&[format!(r#"DELETE FROM "File" WHERE "id" = '{lost_id}'"#)])
+            .await;
+        let stray = "cl000000000000000000stray";
+        srv.store.put(&format!("{SERVICE_ID}/{stray}"), b"half an upload").await;
+        srv.store.put("elsewhere/notes.txt", b"not the service's").await;
+        let before = srv.store.keys().await;
+        let orphans: Vec<String> = before
+            .iter()
+            .filter(|k| k.contains(&lost) || k.contains(stray))
+            .cloned()
+            .collect();
+        assert_eq!(orphans.len(), 3, "{before:?}");
+
+        // Everything is younger than the default grace of an hour.
+        let out = sweep(srv, &[]);
+        assert!(out.ends_with("Removed 0 objects (0 bytes) that no File node names; kept 0 files, and 5 objects younger than 60 minutes\n"), "{out}");
+        assert_eq!(srv.store.keys().await, before);
+
+        let out = sweep(srv, &["--older-than-minutes", "0", "--dry-run"]);
+        let listed: Vec<String> = out
+            .lines()
+            .filter_map(|l| l.strip_prefix("would remove "))
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(sorted(listed), orphans, "{out}");
+        assert!(out.contains("Would remove 3 objects"), "{out}");
+        assert!(out.contains("kept 1 files, and 0 objects younger"), "{out}");
+        assert_eq!(srv.store.keys().await, before, "a dry run removes nothing");
+
+        let out = sweep(srv, &["--older-than-minutes", "0"]);
+        let removed: Vec<String> = out
+            .lines()
+            .filter_map(|l| l.strip_prefix("removed "))
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(sorted(removed), orphans, "{out}");
+        let after = srv.store.keys().await;
+        let left: Vec<String> = before.into_iter().filter(|k| !orphans.contains(k)).collect();
+        assert_eq!(after, left);
+        assert!(after.contains(&"elsewhere/notes.txt".to_owned()), "{after:?}");
+        assert_eq!(size_of(srv, &kept, "/20x15", "image/png").await, (20, 15));
+        assert_eq!(stored(srv, &kept).await.as_deref(), Some(png.as_slice()));
+        // A second sweep finds nothing more.
+        let out = sweep(srv, &["--older-than-minutes", "0"]);
+        assert!(out.contains("Removed 0 objects"), "{out}");
+    }
+}
+
+/// Runs the example binary's `sweep-files` with `args` on `srv`'s database and store; its
+/// standard output. Fails the test when the command fails.
+fn sweep(srv: &Server, args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_example-server"))
+        .arg("sweep-files")
+        .args(args)
+        .args([
+            "--database-url",
+            &srv.database().url,
+            "--file-store",
+            &srv.store.location,
+        ])
+        .args(["--service-id", SERVICE_ID])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("cannot run the example-server binary");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+fn sorted(mut keys: Vec<String>) -> Vec<String> {
+    keys.sort();
+    keys
 }
 
 /// The CRC-32 of PNG chunks.
