@@ -33,19 +33,24 @@ pub fn setup_lock(backend: Backend) -> Option<String> {
 /// The value stored under `key` in the meta table, if the meta table and the key exist; stores
 /// nothing.
 pub async fn stored_meta_value(db: &Db, key: &str) -> Result<Option<String>, DbErr> {
-    let mut select = db.sql();
-    select
-        .push("SELECT \"value\" FROM ")
-        .ident(META_TABLE)
-        .push(" WHERE \"key\" = ")
-        .bind(key.into());
-    match db.reader().query_one_raw(select.into_statement()).await {
+    match db.reader().query_one_raw(select_meta(db, key)).await {
         Ok(Some(row)) => row.try_get_by_index(0).map(Some),
         Ok(None) => Ok(None),
         // A database the service never started on has no meta table.
         Err(_) if !has_meta_table(db).await? => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// `SELECT "value"` of `key` in the meta table.
+fn select_meta(db: &Db, key: &str) -> sea_orm::Statement {
+    let mut select = db.sql();
+    select
+        .push("SELECT \"value\" FROM ")
+        .ident(META_TABLE)
+        .push(" WHERE \"key\" = ")
+        .bind(key.into());
+    select.into_statement()
 }
 
 /// Whether the meta table exists.
@@ -81,13 +86,7 @@ pub async fn meta_value(db: &Db, key: &str, candidate: String) -> Result<String,
         .bind(candidate.into())
         .push(") ON CONFLICT DO NOTHING");
     tx.execute_raw(insert.into_statement()).await?;
-    let mut select = db.sql();
-    select
-        .push("SELECT \"value\" FROM ")
-        .ident(META_TABLE)
-        .push(" WHERE \"key\" = ")
-        .bind(key.into());
-    let row = tx.query_one_raw(select.into_statement()).await?;
+    let row = tx.query_one_raw(select_meta(db, key)).await?;
     tx.commit().await?;
     match row {
         Some(row) => row.try_get_by_index(0),

@@ -275,23 +275,13 @@ store_tests! {
         assert_eq!(srv.store.keys().await, before);
 
         let out = sweep(srv, &["--older-than-minutes", "0", "--dry-run"]);
-        let listed: Vec<String> = out
-            .lines()
-            .filter_map(|l| l.strip_prefix("would remove "))
-            .map(str::to_owned)
-            .collect();
-        assert_eq!(sorted(listed), orphans, "{out}");
+        assert_eq!(keys_after(&out, "would remove "), orphans, "{out}");
         assert!(out.contains("Would remove 3 objects"), "{out}");
         assert!(out.contains("kept 1 files, and 0 objects younger"), "{out}");
         assert_eq!(srv.store.keys().await, before, "a dry run removes nothing");
 
         let out = sweep(srv, &["--older-than-minutes", "0"]);
-        let removed: Vec<String> = out
-            .lines()
-            .filter_map(|l| l.strip_prefix("removed "))
-            .map(str::to_owned)
-            .collect();
-        assert_eq!(sorted(removed), orphans, "{out}");
+        assert_eq!(keys_after(&out, "removed "), orphans, "{out}");
         let after = srv.store.keys().await;
         let left: Vec<String> = before.into_iter().filter(|k| !orphans.contains(k)).collect();
         assert_eq!(after, left);
@@ -329,7 +319,13 @@ fn sweep(srv: &Server, args: &[&str]) -> String {
     stdout
 }
 
-fn sorted(mut keys: Vec<String>) -> Vec<String> {
+/// The keys of the lines of `out` that start with `verb`, sorted.
+fn keys_after(out: &str, verb: &str) -> Vec<String> {
+    let mut keys: Vec<String> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix(verb))
+        .map(str::to_owned)
+        .collect();
     keys.sort();
     keys
 }
