@@ -1,6 +1,6 @@
-//! The command line of a service binary (`serve`, `migrate`, `platform-token`, `sweep-files`), starting a
-//! service ([`start`]), and [`spawn`] to run one inside another program (the behaviour tests
-//! do).
+//! The command line of a service binary (`serve`, `migrate`, `platform-token`,
+//! `sweep-files`), starting a service ([`start`]), and [`spawn`] to run one inside another
+//! program (the behaviour tests do).
 
 mod options;
 mod spawn;
