@@ -3,7 +3,7 @@
 //! file whose object outlived its node (the server stopped between the deletion's commit and
 //! the removal that follows it, [`super::Cleanup`]), with the image variants computed from
 //! either. The binary's `sweep-files` subcommand removes them (docs/operations.md, "Files
-//! nobody names").
+//! that no node names").
 //!
 //! Only keys of this service's layout are looked at (`{service id}/{secret}` and
 //! `variants/{service id}/{secret}/…`), and only objects older than a grace period, so that an
@@ -46,6 +46,9 @@ pub async fn sweep(
     let Some(model) = files.model else {
         return Err("the service has no `File` type, so it keeps no files".into());
     };
+    let secret = model
+        .field_index("secret")
+        .ok_or("the `File` type has no `secret` field")?;
     // A grace period longer than the calendar leaves every object alone.
     let cutoff = chrono::Duration::from_std(grace)
         .ok()
@@ -55,6 +58,7 @@ pub async fn sweep(
         files,
         db,
         model,
+        secret,
         cutoff,
         dry_run,
         last: None,
@@ -75,6 +79,8 @@ struct Sweeper<'a> {
     files: &'a Files,
     db: &'a Db,
     model: &'static ModelMeta,
+    /// The index of `File.secret`.
+    secret: usize,
     cutoff: DateTime<Utc>,
     dry_run: bool,
     /// The secret looked up last and whether a node holds it: a file's variants are listed one
@@ -142,18 +148,19 @@ impl Sweeper<'_> {
         {
             return Ok(*named);
         }
-        let index = self
-            .model
-            .field_index("secret")
-            .ok_or("the `File` type has no `secret` field")?;
         let counter = Counter::new();
         let reads = Counted {
             conn: self.db.reader(),
             counter: &counter,
         };
-        let row = find_row(&reads, self.model, index, &Val::String(secret.to_owned()))
-            .await
-            .map_err(|e| format!("cannot read the `File` nodes: {}", e.message()))?;
+        let row = find_row(
+            &reads,
+            self.model,
+            self.secret,
+            &Val::String(secret.to_owned()),
+        )
+        .await
+        .map_err(|e| format!("cannot read the `File` nodes: {}", e.message()))?;
         self.last = Some((secret.to_owned(), row.is_some()));
         Ok(row.is_some())
     }

@@ -25,7 +25,7 @@ use std::fmt;
 
 use sea_orm::{ConnectionTrait, DatabaseTransaction};
 
-use crate::storage::bookkeeping::META_TABLE;
+use crate::storage::bookkeeping::{META_TABLE, select_meta};
 use crate::storage::{Backend, Db, NOTIFY_SCHEMA_CHANGED};
 pub use plan::Plan;
 pub use schema::{Hints, Schema};
@@ -369,14 +369,8 @@ async fn foreign_keys_on(tx: &DatabaseTransaction) -> Result<bool, MigrationErro
 
 /// The stored schema; `None` when there is none (or of another format).
 async fn stored(tx: &DatabaseTransaction, db: &Db) -> Result<Option<Schema>, MigrationError> {
-    let mut select = db.sql();
-    select
-        .push("SELECT \"value\" FROM ")
-        .ident(META_TABLE)
-        .push(" WHERE \"key\" = ")
-        .bind(SCHEMA_KEY.into());
     let row = tx
-        .query_one_raw(select.into_statement())
+        .query_one_raw(select_meta(db, SCHEMA_KEY))
         .await
         .map_err(MigrationError::db)?;
     let Some(row) = row else {

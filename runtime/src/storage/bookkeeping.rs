@@ -43,7 +43,7 @@ pub async fn stored_meta_value(db: &Db, key: &str) -> Result<Option<String>, DbE
 }
 
 /// `SELECT "value"` of `key` in the meta table.
-fn select_meta(db: &Db, key: &str) -> sea_orm::Statement {
+pub fn select_meta(db: &Db, key: &str) -> sea_orm::Statement {
     let mut select = db.sql();
     select
         .push("SELECT \"value\" FROM ")

@@ -47,7 +47,7 @@ use crate::storage::params::LiteParam;
 const CACHED_STATEMENTS: usize = 128;
 /// The writer connection's page cache by default, in KiB: twice a reading connection's
 /// ([`Writer::with_cache_kib`]).
-pub const WRITER_CACHE_KIB: u32 = 2 * super::readers::READER_CACHE_KIB;
+const WRITER_CACHE_KIB: u32 = 2 * super::readers::READER_CACHE_KIB;
 /// How an error of this module starts: `sqlite <extended code>: <message>`.
 const PREFIX: &str = "sqlite ";
 /// The most mutations one `COMMIT` takes: a bound on how long the first of them waits.
