@@ -1,5 +1,6 @@
 //! Docs that cannot rot: runs the examples of `docs/getting-started.md` and of the API pages
-//! (`docs/api/*.md`) as a reader would, in order, against the service the guide builds.
+//! (`docs/api/*.md`) as a reader would, in order, against the service the guide builds; and the
+//! README's tour against the example service, started as the README's first command starts it.
 //!
 //! A fenced block takes part when its info string has the word `doctest` after the language;
 //! the other blocks are only shown. The kinds (docs/api/README.md says the same for writers):
@@ -670,20 +671,44 @@ fn workspace() -> PathBuf {
         .to_path_buf()
 }
 
+/// Whether the reader's tools, curl and jq (to pick values out of answers), are on the PATH;
+/// a notice naming `what` is skipped when they are not (a failure in CI).
+fn have_readers_tools(what: &str) -> bool {
+    let missing: Vec<&str> = ["curl", "jq"].into_iter().filter(|p| !runs(p)).collect();
+    if missing.is_empty() {
+        return true;
+    }
+    assert!(
+        !in_ci(),
+        "CI=true, but `{}` is not on the PATH",
+        missing.join("`, `")
+    );
+    eprintln!(
+        "notice: `{}` is missing; skipping {what}",
+        missing.join("`, `")
+    );
+    false
+}
+
+/// Runs `blocks` in order; the first failure, with its place.
+fn run_all(reader: &Reader, blocks: &[Block]) -> Option<String> {
+    for block in blocks {
+        match reader.can_run(block) {
+            Can::Run => {}
+            Can::Skip => continue,
+            Can::Stop => break,
+        }
+        // What follows a failed block depends on it: the run stops at the first failure.
+        if let Err(why) = reader.run(block) {
+            return Some(format!("{}: {why}", block.place()));
+        }
+    }
+    None
+}
+
 #[test]
 fn the_guide_and_the_api_pages_run_as_written() {
-    // The pages' commands are a reader's: curl, and jq to pick values out of answers.
-    let missing: Vec<&str> = ["curl", "jq"].into_iter().filter(|p| !runs(p)).collect();
-    if !missing.is_empty() {
-        assert!(
-            !in_ci(),
-            "CI=true, but `{}` is not on the PATH",
-            missing.join("`, `")
-        );
-        eprintln!(
-            "notice: `{}` is missing; skipping the guide's and the API pages' examples",
-            missing.join("`, `")
-        );
+    if !have_readers_tools("the guide's and the API pages' examples") {
         return;
     }
     let mut all = Vec::new();
@@ -701,23 +726,105 @@ fn the_guide_and_the_api_pages_run_as_written() {
     let s3 = S3::start();
     let reader = Reader::new(free_port(), database.as_ref(), s3.as_ref());
     // A block that cannot run here is skipped with a notice (`Reader::can_run`).
-    // What follows a failed block depends on it: the run stops at the first failure.
-    let mut failure = None;
-    for block in &all {
-        match reader.can_run(block) {
-            Can::Run => {}
-            Can::Skip => continue,
-            Can::Stop => break,
-        }
-        if let Err(why) = reader.run(block) {
-            failure = Some(format!("{}: {why}", block.place()));
-            break;
-        }
-    }
+    let failure = run_all(&reader, &all);
     // The servers stop, and the S3 server and the database go, before the verdict.
     drop(reader);
     drop(s3);
     drop(database);
+    if let Some(failure) = failure {
+        panic!("{failure}");
+    }
+}
+
+/// The example service the README's first set-up command starts, `cargo run -p example-model --
+/// serve`, on a port, database and file store of the test's own (the reader's are
+/// `example-model/.svc/` in the checkout). It stops with this value.
+struct ExampleServer {
+    /// The process group `setsid` made for the server.
+    group: u32,
+}
+
+impl ExampleServer {
+    /// Starts the server through `reader`, whose later blocks then reach the same database
+    /// (`SVC_DATABASE_URL` and `SVC_FILE_STORE` are exported into its state).
+    fn start(reader: &Reader, port: u16) -> Result<ExampleServer, String> {
+        let data = reader.home.path().join("example-model");
+        let pid = data.join("server.pid");
+        let log = data.join("server.log");
+        reader.bash(&format!(
+            "mkdir -p '{data}'\n\
+             export SVC_DATABASE_URL='sqlite://{data}/data.db' SVC_FILE_STORE='{data}/files'\n\
+             setsid cargo run -q --manifest-path '{manifest}' -p example-model -- serve --port {port} \
+               > '{log}' 2>&1 < /dev/null &\n\
+             echo $! > '{pid}'",
+            data = data.display(),
+            manifest = workspace().join("Cargo.toml").display(),
+            log = log.display(),
+            pid = pid.display(),
+        ))?;
+        let group = std::fs::read_to_string(&pid)
+            .map_err(|e| e.to_string())?
+            .trim()
+            .parse()
+            .map_err(|e| format!("the server's pid: {e}"))?;
+        let server = ExampleServer { group };
+        // `cargo run` may build the binary first.
+        let started = Instant::now();
+        while status_code(port) != Some(200) {
+            if started.elapsed() > BLOCK_TIMEOUT {
+                let printed = std::fs::read_to_string(&log).unwrap_or_default();
+                return Err(format!(
+                    "the example service did not answer /status within {BLOCK_TIMEOUT:?}:\n{printed}"
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        Ok(server)
+    }
+}
+
+impl Drop for ExampleServer {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", "--", &format!("-{}", self.group)])
+            .status();
+    }
+}
+
+/// The HTTP status of `GET /status` on the loopback `port`, `None` when nothing answers.
+fn status_code(port: u16) -> Option<u16> {
+    let out = Command::new("curl")
+        .args(["-s", "-o", "/dev/null", "-w", "%{http_code}"])
+        .arg(format!("http://127.0.0.1:{port}/status"))
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+}
+
+#[test]
+fn the_readmes_tour_runs_as_written() {
+    if !have_readers_tools("the README's tour") {
+        return;
+    }
+    let markdown = std::fs::read_to_string(workspace().join("README.md")).expect("README.md");
+    let tour = blocks("README.md", &markdown).unwrap_or_else(|e| panic!("{e}"));
+    let runs = tour.iter().filter(|b| b.kind == Kind::Sh).count();
+    assert!(runs >= 3, "the README's tour has {runs} runnable blocks");
+    let port = free_port();
+    let mut reader = Reader::new(port, None, None);
+    // The reader runs the tour in the checkout; the test runs it elsewhere, so cargo is told
+    // where the workspace is.
+    reader.substitutions.push((
+        "cargo run -q -p example-model --".to_owned(),
+        format!(
+            "cargo run -q --manifest-path '{}' -p example-model --",
+            workspace().join("Cargo.toml").display()
+        ),
+    ));
+    let server = ExampleServer::start(&reader, port).unwrap_or_else(|e| panic!("{e}"));
+    let failure = run_all(&reader, &tour);
+    drop(server);
+    drop(reader);
     if let Some(failure) = failure {
         panic!("{failure}");
     }

@@ -305,8 +305,6 @@ fn default_database_url(service_dir: &str) -> Result<String, StartError> {
     Ok(format!("sqlite://{}", dir.join("data.db").display()))
 }
 
-/// `<service dir>/.svc`, or `./.svc` when the directory the service was built from is gone;
-/// created when missing.
 /// Where the service keeps its files: `--file-store`, or `files/` under its `.svc/`.
 fn file_store<S: ServiceDef>(option: Option<&str>) -> Result<String, StartError> {
     Ok(match option {
@@ -352,6 +350,8 @@ pub(super) async fn sweep_files<S: ServiceDef>(
         .map_err(StartError::Sweep)
 }
 
+/// `<service dir>/.svc`, or `./.svc` when the directory the service was built from is gone;
+/// created when missing.
 fn service_data_dir(service_dir: &str) -> Result<std::path::PathBuf, StartError> {
     let base = if Path::new(service_dir).is_dir() {
         Path::new(service_dir).to_path_buf()
