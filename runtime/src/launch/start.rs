@@ -179,7 +179,10 @@ pub async fn start<S: ServiceDef>(
     );
     let export_page_limit = options.export_page_limit;
     let public_url = options.public_url;
-    let stored_id = meta_value(&db, "service_id", cuid())
+    // The first start on a database stores its service id: the one given, or a new one. A later
+    // start without `--service-id` serves under it; one with another id serves under that.
+    let first = options.service_id.clone().unwrap_or_else(cuid);
+    let stored_id = meta_value(&db, "service_id", first)
         .await
         .map_err(StartError::ServiceId)?;
     let service_id = options.service_id.unwrap_or(stored_id);

@@ -380,6 +380,44 @@ db_tests! {
 }
 
 db_cases! {
+    /// The service id given at the first start on a database is stored with it: a start without
+    /// `--service-id` serves under it (files keep their addresses), and one with another id
+    /// serves under that id alone.
+    async fn the_first_service_id_is_kept(db) {
+        let Some(mut srv) = Server::start(db).await else { return };
+        srv.stop();
+        let body = json!({ "query": "{ _allPostsMeta { count } }" });
+        let client = reqwest::Client::new();
+        let answers = |port: u16, id: &'static str| {
+            let (client, body) = (client.clone(), body.clone());
+            async move {
+                let url = format!("http://127.0.0.1:{port}/simple/v1/{id}");
+                let res = client.post(url).json(&body).send().await.expect("request");
+                body_json(res).await
+            }
+        };
+        let not_found = |id: &str| json!({ "code": 3016, "requestId": REQUEST_ID, "error": format!("Project not found: '{id}'") });
+        let count = json!({ "data": { "_allPostsMeta": { "count": 0 } } });
+        for (given, served, refused) in [(None, SERVICE_ID, "another-id"), (Some("another-id"), "another-id", SERVICE_ID)] {
+            let options = svc_runtime::Options {
+                port: 0,
+                database_url: Some(srv.database().url.clone()),
+                service_id: given.map(str::to_owned),
+                secret: Some(crate::support::SECRET.into()),
+                file_store: Some(srv.store.location.clone()),
+                ..Default::default()
+            };
+            let running = tokio::task::spawn_blocking(move || svc_runtime::spawn::<example_model::Service>(options))
+                .await
+                .expect("the spawning thread panicked")
+                .expect("the server starts");
+            let port = running.port;
+            assert_eq!(answers(port, served).await, count, "started with {given:?}");
+            assert_eq!(answers(port, refused).await, not_found(refused), "started with {given:?}");
+            running.stop();
+        }
+    }
+
     /// The list fields of one request, a batch counting as one, read at most `--max-nodes`
     /// nodes in all (the aliases of one list field and the nested lists of a relation count
     /// alike): past it, error 2041 with our text, whichever engine answers.
