@@ -113,3 +113,53 @@ fn example_model_loads() {
         panic!("{}:\n{failure}", svc_yml.display());
     }
 }
+
+/// The fenced blocks of `page` (a path under the workspace) whose info string is `lang`.
+fn fenced(page: &str, lang: &str) -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(page);
+    let text = fs::read_to_string(&path)
+        .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
+    let mut blocks = Vec::new();
+    let mut open: Option<String> = None;
+    for line in text.lines() {
+        match &mut open {
+            None if line.trim_end() == format!("```{lang}") => open = Some(String::new()),
+            None => {}
+            Some(block) if line.trim_end() == "```" => {
+                blocks.push(std::mem::take(block));
+                open = None;
+            }
+            Some(block) => {
+                block.push_str(line);
+                block.push('\n');
+            }
+        }
+    }
+    blocks
+}
+
+/// docs/model.md's example model passes the front end, and the build error it shows is the one
+/// the generator prints for that mistake (test case 0029).
+#[test]
+fn the_model_pages_examples_hold() {
+    let models = fenced("docs/model.md", "graphql");
+    let example = models.first().expect("docs/model.md shows a model");
+    let dir = std::env::temp_dir().join(format!("svc-model-page-{}", std::process::id()));
+    fs::create_dir_all(&dir).expect("a temporary directory");
+    fs::write(dir.join("types.graphql"), example).expect("types.graphql");
+    fs::write(dir.join("svc.yml"), "types: ./types.graphql\n").expect("svc.yml");
+    let loaded = load(&dir.join("svc.yml"));
+    let _ = fs::remove_dir_all(&dir);
+    if let Err(failure) = loaded {
+        panic!("docs/model.md's example model fails:\n{failure}");
+    }
+    let shown = fenced("docs/model.md", "text");
+    let error = shown.first().expect("docs/model.md shows a build error");
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("test_data/diagnostics/0029_invalid_default_values/expected.txt");
+    let expected = fs::read_to_string(&case).expect("case 0029");
+    assert!(
+        expected.contains(error.as_str()),
+        "docs/model.md shows an error that case 0029 does not print:\n{error}"
+    );
+}

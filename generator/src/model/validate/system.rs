@@ -14,17 +14,35 @@ use crate::source::{FileId, SYSTEM_TYPES};
 /// The name of the system type of uploaded files.
 pub const FILE: &str = "File";
 
-/// Reports an enum named `File`, and a `File` type of the service's own that lacks a system field
-/// or declares one otherwise than the built-in definition.
+/// Reports a definition other than an object type named `File` (an enum, an input, an
+/// interface, a scalar or a union: any of them would take the place of the built-in type), and
+/// a `File` type of the service's own that lacks a system field or declares one otherwise than
+/// the built-in definition.
 pub fn check(ast: &Ast, diags: &mut Diagnostics) {
-    for e in ast.enums.iter().filter(|e| e.def.name == FILE) {
-        diags.push(
-            Diagnostic::new(
-                name_span(e.file, &e.def.name),
-                "`File` is the system type of uploaded files; an enum cannot take its name",
-            )
-            .with_help("rename the enum"),
-        );
+    for f in ast.files {
+        for def in &f.document.definitions {
+            let (kind, name) = match def {
+                Definition::EnumTypeDefinition(d) => ("an enum", &d.name),
+                Definition::InputObjectTypeDefinition(d) => ("an input", &d.name),
+                Definition::InterfaceTypeDefinition(d) => ("an interface", &d.name),
+                Definition::ScalarTypeDefinition(d) => ("a scalar", &d.name),
+                Definition::UnionTypeDefinition(d) => ("a union", &d.name),
+                _ => continue,
+            };
+            if name != FILE {
+                continue;
+            }
+            let what = kind.split_once(' ').map_or(kind, |(_, what)| what);
+            diags.push(
+                Diagnostic::new(
+                    name_span(f.file, name),
+                    format!(
+                        "`File` is the system type of uploaded files; {kind} cannot take its name"
+                    ),
+                )
+                .with_help(format!("rename the {what}")),
+            );
+        }
     }
     let system = system_fields();
     for o in ast.objects.iter().filter(|o| o.def.name == FILE) {
