@@ -30,7 +30,7 @@
 //! `AWS_ENDPOINT_URL` and the server through the store URL's `endpoint=`, with the keys `test`;
 //! the release build of section 13 the debug build `svc deploy` made (`cargo build --release`
 //! runs as `cargo build`, `./target/release/` is the target directory's `debug/`): a release
-//! build of the runtime would take this machine half an hour; and `cargo install --path cli`
+//! build of the runtime would take this machine half an hour; and `cargo install --locked --path cli`
 //! a debug install from this checkout into the temporary HOME's `.cargo`, whose `bin` comes
 //! first on the PATH (before the folder of this test's own `svc`).
 //!
@@ -435,7 +435,7 @@ impl Reader {
             workspace().join("cli").display()
         );
         let mut substitutions = vec![
-            ("cargo install --path cli".to_owned(), install),
+            ("cargo install --locked --path cli".to_owned(), install),
             ("60000".to_owned(), port.to_string()),
             ("cargo build --release".to_owned(), "cargo build".to_owned()),
             (
