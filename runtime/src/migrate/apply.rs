@@ -145,7 +145,7 @@ async fn check_field(
     let col = quote(&from.name);
     let rows_where = |cond: String| count_in(tx, format!("{table} WHERE {cond}"));
     if !from.same_storage(to)
-        && !converts_to_text(from, to)
+        && !from.converts_to_text(to)
         && !valued
         && rows_where(format!("{col} IS NOT NULL")).await? > 0
     {
@@ -241,11 +241,6 @@ async fn check_required_relation(
         ));
     }
     Ok(())
-}
-
-/// A type change that keeps the values: anything to a single `String`.
-fn converts_to_text(from: &Field, to: &Field) -> bool {
-    to.kind == Kind::String && !to.list && !from.list && from.kind != Kind::Relation
 }
 
 /// The DDL of one step.
@@ -379,7 +374,7 @@ fn rebuild(before: &Model, after: &Model, changes: &[FieldChange]) -> Vec<String
                     Some(v) if f.required && !was.required => format!("COALESCE({col}, {v})"),
                     _ => col,
                 },
-                (Some(was), _) if converts_to_text(was, f) => text_of(was, backend),
+                (Some(was), _) if was.converts_to_text(f) => text_of(was, backend),
                 (Some(_), Some(v)) => v,
                 (Some(_), None) => "NULL".to_owned(),
                 (None, Some(v)) => v,
@@ -452,7 +447,7 @@ fn alter(after: &Model, changes: &[FieldChange]) -> Vec<String> {
                 let column_type = ddl::column_type(to.kind, to.list, backend);
                 if !from.same_storage(to) {
                     let using = match &value {
-                        _ if converts_to_text(from, to) => text_of(from, backend),
+                        _ if from.converts_to_text(to) => text_of(from, backend),
                         Some(v) => format!("CAST({v} AS {column_type})"),
                         None => "NULL".to_owned(),
                     };

@@ -335,9 +335,7 @@ fn field_change(from: &Field, to: &Field, value: Option<&serde_json::Value>) -> 
     let mut parts = Vec::new();
     if !from.same_storage(to) {
         let keep = match value {
-            _ if to.kind == crate::model::Kind::String && !to.list => {
-                "values converted to text".to_owned()
-            }
+            _ if from.converts_to_text(to) => "values converted to text".to_owned(),
             Some(v) => format!("every node set to its migration value {v}"),
             None => "only possible while no node has a value".to_owned(),
         };

@@ -186,6 +186,13 @@ impl Field {
     pub fn same_storage(&self, other: &Field) -> bool {
         self.kind == other.kind && self.list == other.list
     }
+
+    /// Whether a change of type from `self` to `to` keeps the values, as their text: a single
+    /// scalar or enum value becoming a single `String`. A list does not (it needs a migration
+    /// value, like any other change of type).
+    pub fn converts_to_text(&self, to: &Field) -> bool {
+        to.kind == Kind::String && !to.list && !self.list && self.kind != Kind::Relation
+    }
 }
 
 /// The temporary migration directives of the compiled model: they say how to get from a

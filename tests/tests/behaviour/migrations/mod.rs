@@ -281,6 +281,37 @@ db_cases! {
         assert!(matches!(migrate_to(&db, &with(none, field("age", Kind::Float)), Options::default()).await, Ok(Outcome::Applied(_))));
     }
 
+    /// A list that becomes a single `String` is a change of type like any other: the plan does
+    /// not promise to convert its values, and while a node holds one it needs a migration value
+    /// (2007), which every node then gets.
+    async fn a_list_changed_to_a_string_needs_a_migration_value(kind) {
+        let Some((_guard, db)) = open(kind).await else { return };
+        let with = |tags: Field| schema(vec![model("User", vec![required(field("name", Kind::String)), tags], vec![])], vec![]);
+        let mut list = field("tags", Kind::String);
+        list.list = true;
+        migrate_to(&db, &with(list), Options::default()).await.expect("v1");
+        let now = timestamp(&db);
+        db.execute_script(&[format!(
+            r#"INSERT INTO "User" ("id", "createdAt", "updatedAt", "name", "tags") VALUES ('u1', {now}, {now}, 'Ada', '["a","b"]')"#
+        )]).await.expect("a user with tags");
+        let text = with(field("tags", Kind::String));
+        // A dry run shows the plan with the error a real run would meet.
+        for dry_run in [true, false] {
+            let err = migrate_to(&db, &text, Options { dry_run, force: false }).await.expect_err("a node holds tags");
+            assert_eq!(err.code, Some(2007), "{err}");
+            assert_eq!(
+                err.plan.map(|p| p.lines()),
+                Some(vec!["Change the field `User.tags`: [String!] → String (only possible while no node has a value)".to_owned()])
+            );
+        }
+        let hints = Hints { values: vec![("User".into(), "tags".into(), json!("none"))], ..Hints::default() };
+        let planned = migrate_with(&db, &text, &hints, Options { dry_run: true, force: false }).await;
+        let Ok(Outcome::Planned(plan)) = planned else { panic!("{planned:?}") };
+        assert_eq!(plan.lines(), [r#"Change the field `User.tags`: [String!] → String (every node set to its migration value "none")"#]);
+        assert!(matches!(migrate_with(&db, &text, &hints, Options::default()).await, Ok(Outcome::Applied(_))));
+        assert_eq!(texts(&db, r#"SELECT "tags" FROM "User""#).await, [Some("none".to_owned())]);
+    }
+
     /// Relations: new types and relations are created; a rebuilt table keeps its edges; a
     /// to-many side becomes to-one only when no node has two partners (2031); a required
     /// relation field needs every node to have a partner (2052).
