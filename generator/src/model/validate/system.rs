@@ -21,23 +21,22 @@ pub const FILE: &str = "File";
 pub fn check(ast: &Ast, diags: &mut Diagnostics) {
     for f in ast.files {
         for def in &f.document.definitions {
-            let (kind, name) = match def {
-                Definition::EnumTypeDefinition(d) => ("an enum", &d.name),
-                Definition::InputObjectTypeDefinition(d) => ("an input", &d.name),
-                Definition::InterfaceTypeDefinition(d) => ("an interface", &d.name),
-                Definition::ScalarTypeDefinition(d) => ("a scalar", &d.name),
-                Definition::UnionTypeDefinition(d) => ("a union", &d.name),
+            let (article, what, name) = match def {
+                Definition::EnumTypeDefinition(d) => ("an", "enum", &d.name),
+                Definition::InputObjectTypeDefinition(d) => ("an", "input", &d.name),
+                Definition::InterfaceTypeDefinition(d) => ("an", "interface", &d.name),
+                Definition::ScalarTypeDefinition(d) => ("a", "scalar", &d.name),
+                Definition::UnionTypeDefinition(d) => ("a", "union", &d.name),
                 _ => continue,
             };
             if name != FILE {
                 continue;
             }
-            let what = kind.split_once(' ').map_or(kind, |(_, what)| what);
             diags.push(
                 Diagnostic::new(
                     name_span(f.file, name),
                     format!(
-                        "`File` is the system type of uploaded files; {kind} cannot take its name"
+                        "`File` is the system type of uploaded files; {article} {what} cannot take its name"
                     ),
                 )
                 .with_help(format!("rename the {what}")),
